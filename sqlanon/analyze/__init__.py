@@ -1,0 +1,100 @@
+"""Stage 2: resolve every column, find the protected table, and check what may be rewritten.
+
+The result says which table is protected, which of its columns the rest of the query needs
+after anonymization, and which predicates can be pushed down. ``*`` expands to the columns the
+policy releases, never to identifiers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.qualify import qualify
+
+from sqlanon.analyze.allowlist import check_passthrough, check_protected
+from sqlanon.backends.connect import Database
+from sqlanon.errors import QueryRejected
+from sqlanon.parse import Parsed
+from sqlanon.policy.model import Policy, TablePolicy
+
+
+@dataclass(frozen=True)
+class Analysis:
+    tree: exp.Query
+    #: None: the query reads no protected table and passes through
+    policy: TablePolicy | None = None
+    alias: str = ""
+    where: exp.Expression | None = None
+    #: columns of the protected table that the rest of the query reads, in policy order
+    needed: tuple[str, ...] = ()
+
+
+def _tables(tree: exp.Expression) -> list[exp.Table]:
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    return [t for t in tree.find_all(exp.Table) if t.name.lower() not in ctes or t.db]
+
+
+def _qualify(tree: exp.Expression, db: Database, dialect: str) -> exp.Expression:
+    try:
+        return qualify(tree, schema=db.sqlglot_schema(), dialect=dialect, expand_stars=True,
+                       validate_qualify_columns=True, quote_identifiers=True, identify=True)
+    except OptimizeError as e:
+        raise QueryRejected("unresolved column", str(e)) from None
+
+
+def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
+    tree = parsed.tree.copy()
+    tables = _tables(tree)
+    for t in tables:
+        if t.args.get("catalog") or (t.db and t.db.lower() not in ("", "public", "main")):
+            raise QueryRejected("table outside the connected schema", t.sql(parsed.dialect))
+        if t.name.lower() not in db.tables:
+            raise QueryRejected("unknown table", t.name)
+    protected = [t for t in tables if policy.for_table(t.name)]
+    if not protected:
+        check_passthrough(tree)
+        return Analysis(tree=_qualify(tree, db, parsed.dialect))
+
+    tp = policy.for_table(protected[0].name)
+    assert tp is not None
+    if len(tables) > 1:
+        raise QueryRejected("join" if tree.find(exp.Join) else "several tables",
+                            f"protected table {tp.table} with other tables")
+    if not isinstance(tree, exp.Select):
+        check_protected(tree, tp.table)  # names the set operation
+    check_protected(tree, tp.table)
+    table = protected[0]
+    alias = table.alias_or_name
+    _expand_stars(tree, tp, alias)
+    tree = _qualify(tree, db, parsed.dialect)
+    assert isinstance(tree, exp.Select)
+
+    where = tree.args.get("where")
+    where_cols = {id(c) for c in where.find_all(exp.Column)} if where else set()
+    needed: set[str] = set()
+    releasable = set(tp.releasable)
+    for c in tree.find_all(exp.Column):
+        name = c.name
+        if name in tp.identifiers:
+            raise QueryRejected("identifier column", f"{tp.table}.{name} is never released nor usable")
+        if name not in releasable:
+            raise QueryRejected("column not named in the policy", f"{tp.table}.{name}")
+        if id(c) not in where_cols:
+            needed.add(name)
+    return Analysis(
+        tree=tree, policy=tp, alias=tree.args["from_"].this.alias_or_name,
+        where=where.this if where else None,
+        needed=tuple(c for c in tp.releasable if c in needed),
+    )
+
+
+def _expand_stars(tree: exp.Select, tp: TablePolicy, alias: str) -> None:
+    """``*`` and ``alias.*`` become the releasable columns, so identifiers never enter the tree."""
+    out: list[exp.Expression] = []
+    for e in tree.expressions:
+        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+            out.extend(exp.column(c, table=alias, quoted=True) for c in tp.releasable)
+        else:
+            out.append(e)
+    tree.set("expressions", out)

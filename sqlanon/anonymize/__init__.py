@@ -1,0 +1,9 @@
+"""Anonymization methods, registered by the name a policy uses."""
+from __future__ import annotations
+
+from sqlanon.anonymize.alpha_k import AlphaK
+from sqlanon.anonymize.base import Method, Release
+
+REGISTRY: dict[str, type] = {AlphaK.name: AlphaK}
+
+__all__ = ["REGISTRY", "Method", "Release", "AlphaK"]

@@ -1,0 +1,165 @@
+"""(α,k)-anonymity by progressive local recoding, inside the database.
+
+Wong, Li, Fu, Wang: (α,k)-anonymous data publishing, J. Intell. Inf. Syst. 33(2), 2009;
+seed 001 §3.2, Abbildung 13, and the prototype of §6.2.
+
+The search runs on the frequency table of the selection (one row per QI tuple and sensitive
+value, with its count), because every recoding decision depends only on those counts. Each
+round is a fixed handful of statements over small temp tables:
+
+1. classes of the remaining rows at the current levels (window functions);
+2. classes that satisfy k and α move to the release plan at these levels (line 6);
+3. the q_max step (lines 9–13): of each class that violates α only, its largest α-compliant part
+   moves too, as long as the rows left behind can still form one α-compliant class of at least
+   k rows at the root — so that fewer rows end up suppressed;
+4. the attribute with the highest entropy over the remaining rows is generalized one level
+   (lines 15–16).
+
+At the root, what remains is one class; its α-compliant part is released if it has k rows, the
+rest is suppressed. The full rows are touched twice: once by the pushdown (which numbers the
+cells and the rows within each cell in random order) and once by the release, which joins the
+plan's row ranges and generalizes each row by its own levels with CASE.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import ClassVar
+
+from sqlglot import exp
+
+from sqlanon.anonymize.base import Release
+from sqlanon.context import RunContext
+from sqlanon.policy.model import Requirement
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, render
+
+#: larger than any rank: no budget applies
+NO_LIMIT = 2**62
+
+
+def alpha_fraction(value: float | None) -> Fraction:
+    """α as an exact fraction, so that SQL and Python compare classes in integers alike."""
+    return Fraction(1) if value is None else Fraction(value).limit_denominator(10**6)
+
+
+def lit(v: int | float) -> exp.Literal:
+    return exp.Literal.number(v)
+
+
+def protected_flag(frag: Fragment, requirement: Requirement, sv: exp.Expression) -> exp.Expression:
+    alpha = requirement.alpha
+    if alpha is None:
+        return lit(0)
+    if alpha.protect is None:
+        return lit(1)
+    values = [exp.Literal.string(v) if isinstance(v, str) else lit(v) for v in alpha.protect]
+    return exp.Case(ifs=[exp.If(this=exp.In(this=sv.copy(), expressions=values), true=lit(1))], default=lit(0))
+
+
+class AlphaK:
+    name: ClassVar[str] = "alpha_k"
+    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation")
+
+    def __init__(self, requirement: Requirement):
+        self.req = requirement
+        frac = alpha_fraction(requirement.alpha.value if requirement.alpha else None)
+        self.num, self.den = frac.numerator, frac.denominator
+
+    # -- pushdown ---------------------------------------------------------------------------
+    def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
+        be = ctx.backend
+        alpha = self.req.alpha
+        sv = frag.source(alpha.attribute, be) if alpha else lit(0)
+        keys = [frag.source(q.column, be) for q in frag.qis] + [sv]
+        cell = exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=k.copy()) for k in keys]))
+        rn = exp.Window(this=exp.RowNumber(), partition_by=[k.copy() for k in keys],
+                        order=exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
+        return [
+            exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(frag, self.req, sv), "_sa_p"),
+            exp.alias_(cell, "_sa_cell"), exp.alias_(rn, "_sa_rn"),
+        ]
+
+    # -- search -----------------------------------------------------------------------------
+    def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
+        be = ctx.backend
+        hs = [q.hierarchy for q in frag.qis]
+        m = len(hs)
+        lnames = [f"l_{i}" for i in range(m)]
+        k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
+
+        cells = ctx.create_temp("cells", render(
+            "alpha_k/cells", src=src,
+            qis=[exp.alias_(exp.Min(this=col(q.column)), f"q_{i}") for i, q in enumerate(frag.qis)]))
+        assign = ctx.create_temp("assign", render(
+            "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
+        rem = ctx.create_temp("rem_0", render("alpha_k/rem_init", cells=cells))
+
+        def gen(i: int, level: int) -> exp.Expression:
+            return be.binary_text(hs[i].expr(col(f"q_{i}", "c"), level))
+
+        lam = [0] * m
+        step = 0
+        while True:
+            step += 1
+            top = all(lam[i] == hs[i].height for i in range(m))
+            gens = [gen(i, lam[i]) for i in range(m)]
+            levels = [lit(v) for v in lam]
+            stat = ctx.create_temp(f"stat_{step}", render(
+                "alpha_k/stat", rem=rem, cells=cells, gens=gens, gens_sv=gens + [col("sv", "c")]))
+            classes = ctx.create_temp(f"classes_{step}", render(
+                "alpha_k/classes", stat=stat, k=k, num=num, den=den))
+            ctx.run(render("alpha_k/move", assign=assign, stat=stat, classes=classes, step=lit(step), levels=levels))
+
+            vals = ctx.create_temp(f"vals_{step}", render("alpha_k/vals", stat=stat, classes=classes, k=k))
+            cap = ctx.create_temp(f"cap_{step}", render("alpha_k/cap", vals=vals, classes=classes, num=num, den=den))
+            parts = ctx.create_temp(f"parts_{step}", render("alpha_k/parts", cap=cap, vals=vals, k=k))
+            partvals = ctx.create_temp(f"partvals_{step}", render("alpha_k/partvals", cap=cap, vals=vals))
+            scratch = [vals, cap, partvals]
+            limit = NO_LIMIT
+            if not top:
+                remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat, classes=classes))
+                scratch.append(remvals)
+                total = ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("n", "s")), lit(0)))
+                                   .from_(exp.to_table(stat, quoted=True, alias="s"))
+                                   .join(exp.to_table(classes, quoted=True, alias="cl"),
+                                         on=exp.and_(col("cls", "cl").eq(col("cls", "s")), col("ok", "cl").eq(0))))
+                bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals, partvals=partvals,
+                                        num=num, den=den, total=lit(int(total or 0)), k=k))
+                limit = int(bad) if bad is not None else NO_LIMIT
+            takes = ctx.create_temp(f"takes_{step}", render(
+                "alpha_k/takes", stat=stat, parts=parts, partvals=partvals, limit_rank=lit(limit)))
+            ctx.run(render("alpha_k/move_takes", assign=assign, takes=takes, step=lit(step), levels=levels))
+            new_rem = ctx.create_temp(f"rem_{step}", render("alpha_k/rem_next", stat=stat, classes=classes, takes=takes))
+            ctx.drop(rem, stat, classes, parts, takes, *scratch)
+            rem = new_rem
+            if top:
+                break
+            left = ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(rem, quoted=True)))
+            if not left:
+                break
+            candidates = [i for i in range(m) if lam[i] < hs[i].height]
+            entropy = {
+                i: float(ctx.scalar(render("alpha_k/entropy", rem=rem, cells=cells, total=lit(int(left)),
+                                           gen=gen(i, lam[i]))) or 0.0)
+                for i in candidates
+            }
+            lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
+
+        ranges = ctx.create_temp("ranges", render("alpha_k/ranges", assign=assign, levels=list(lnames)))
+        columns = []
+        for c in frag.columns:
+            i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
+            value = col(c, "s") if i is None else be.binary_text(hs[i].case(col(c, "s"), col(lnames[i], "a")))
+            columns.append(exp.alias_(value, c, quoted=True))
+        released = ctx.create_temp("released", render("alpha_k/release", columns=columns, src=src, ranges=ranges))
+
+        histogram: dict[str, dict[int, int]] = {q.column: {} for q in frag.qis}
+        if m:
+            rows = ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
+                             .from_(exp.to_table(assign, quoted=True)).group_by(*[col(n) for n in lnames]))
+            for row in rows:
+                for i, q in enumerate(frag.qis):
+                    histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
+        ctx.drop(rem, ranges, assign, cells)
+        return Release(table=released, columns=frag.columns, levels=histogram,
+                       notes=[f"{step} search round(s) on the frequency table"])

@@ -1,0 +1,37 @@
+"""The method protocol: how a release is produced inside the database.
+
+A method never grades itself: ``verify/`` measures its output. It declares which requirements it
+can meet, may ask the pushdown for extra columns, and leaves a released temp table behind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+from sqlglot import exp
+
+from sqlanon.context import RunContext
+from sqlanon.pushdown.fragment import Fragment
+
+
+@dataclass
+class Release:
+    """A released temp table: only the fragment's columns, generalized; rows in random order."""
+
+    table: str
+    columns: tuple[str, ...]
+    #: per quasi-identifier: generalization level → rows released at that level
+    levels: dict[str, dict[int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class Method(Protocol):
+    name: ClassVar[str]
+    #: criteria the method is built to satisfy (verify/ checks them all the same)
+    guarantees: ClassVar[tuple[str, ...]]
+
+    def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
+        """Extra columns computed in the pushdown's single pass over the base table."""
+
+    def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
+        """Build the released temp table from the pushed-down rows in ``src``."""

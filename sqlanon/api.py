@@ -1,0 +1,80 @@
+"""The library surface: ``connect(url, policy)`` → ``Session.execute`` / ``Session.explain``.
+
+The CLI and the proxy call this module and nothing below it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlglot import exp
+
+from sqlanon.backends.connect import Database, open_database
+from sqlanon.errors import PolicyError
+from sqlanon.flow import Result, run
+from sqlanon.policy import Policy, load_policy
+from sqlanon.policy.check import check_against_database
+
+
+class Session:
+    def __init__(self, db: Database, policy: Policy):
+        self.db = db
+        self.policy = policy
+
+    @property
+    def backend(self) -> str:
+        return self.db.backend.name
+
+    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Result:
+        """Run ``sql``; protected tables are anonymized inside the database before the rest runs."""
+        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha)
+        return result
+
+    def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None,
+                analyze: bool = False) -> str:
+        """The plan and every SQL statement in the target dialect.
+
+        Without ``analyze`` nothing runs: the statements of the first search round are shown as
+        they would be sent. With ``analyze`` the query runs (no rows are returned) and every
+        statement that ran is listed with its time, followed by the report.
+        """
+        result, ctx, chosen = run(self.db, self.policy, sql, k=k, alpha=alpha, live=analyze)
+        lines = [f"backend: {self.db.backend.name} ({self.db.backend.server_version})"]
+        if chosen is None:
+            lines.append("plan: pass-through (the query reads no protected table)")
+        else:
+            lines.append(f"plan: {chosen.method}; rule: {chosen.rule}")
+            if not analyze:
+                lines.append("note: the (α,k) search repeats its round of statements once per generalization "
+                             "level, on the attribute with the highest entropy; explain --analyze runs it and "
+                             "lists every statement")
+        stage = None
+        for i, s in enumerate(ctx.statements, 1):
+            if s.stage != stage:
+                stage = s.stage
+                lines.append(f"-- stage {stage}")
+            t = f"  -- {s.seconds * 1000:.1f} ms" if s.seconds is not None else ""
+            lines.append(f"[{i}] {s.sql};{t}")
+        if analyze:
+            lines.append(str(result.report))
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        self.db.dispose()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(url: str, policy: str | Path | dict | Policy) -> Session:
+    """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables."""
+    pol = load_policy(policy)
+    db = open_database(url)
+    try:
+        check_against_database(pol, db)
+    except PolicyError:
+        db.dispose()
+        raise
+    return Session(db, pol)

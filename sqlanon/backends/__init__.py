@@ -1,0 +1,17 @@
+"""Backends: one class per database, chosen by the SQLAlchemy URL's driver family."""
+from __future__ import annotations
+
+from sqlanon.backends.base import Backend
+from sqlanon.backends.mysql import MySQLBackend
+from sqlanon.backends.postgres import PostgresBackend
+from sqlanon.backends.sqlite import SQLiteBackend
+
+#: URL backend name (``postgresql+psycopg`` → ``postgresql``) → backend class
+REGISTRY: dict[str, type[Backend]] = {
+    "sqlite": SQLiteBackend,
+    "postgresql": PostgresBackend,
+    "mysql": MySQLBackend,
+    "mariadb": MySQLBackend,
+}
+
+__all__ = ["Backend", "REGISTRY", "MySQLBackend", "PostgresBackend", "SQLiteBackend"]

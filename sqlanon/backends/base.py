@@ -1,0 +1,56 @@
+"""What differs between databases, in one class per backend.
+
+Flags have a default and a one-line reason here; subclasses override only what differs. No
+other module asks which database it talks to: it asks the backend for a flag or an expression.
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlglot import exp
+
+
+class Backend:
+    """Base backend: standard SQL as PostgreSQL and SQLite read it."""
+
+    #: name used in URLs, reports and test ids
+    name: ClassVar[str] = "base"
+    #: sqlglot dialect used to read user SQL and to write every generated statement
+    dialect: ClassVar[str] = ""
+    #: DROP must say TEMPORARY to never touch a base table of the same name (MySQL)
+    temporary_in_drop: ClassVar[bool] = False
+
+    def __init__(self, server_version: str = ""):
+        self.server_version = server_version
+
+    # -- expression hooks -------------------------------------------------------------------
+    def binary_text(self, e: exp.Expression) -> exp.Expression:
+        """Text compared byte for byte, so that classes are counted as an attacker reads them."""
+        return e
+
+    def drop_temp_table(self, name: str) -> exp.Drop:
+        return exp.Drop(
+            tables=[exp.to_table(name, quoted=True)], kind="TABLE", exists=True,
+            temporary=self.temporary_in_drop,
+        )
+
+    def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
+        return exp.Create(
+            this=exp.to_table(name, quoted=True), kind="TABLE", expression=select,
+            properties=exp.Properties(expressions=[exp.TemporaryProperty(), *self.temp_table_properties()]),
+        )
+
+    def temp_table_properties(self) -> list[exp.Expression]:
+        """Storage options for pipeline temp tables."""
+        return []
+
+    # -- session ----------------------------------------------------------------------------
+    def session_setup(self, cursor: Any) -> None:
+        """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""
+
+    def list_temp_tables(self, cursor: Any) -> list[str]:
+        """Temp tables this session holds (used by hygiene checks)."""
+        return []
+
+    def render(self, e: exp.Expression) -> str:
+        return e.sql(dialect=self.dialect, unsupported_level="RAISE", comments=False)

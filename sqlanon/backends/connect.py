@@ -1,0 +1,103 @@
+"""Open a database by SQLAlchemy URL: engine, backend, and the schema the analyzer resolves against."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from sqlanon.backends import REGISTRY, Backend
+from sqlanon.errors import BackendError
+
+VERSION_SQL = {"sqlite": "SELECT sqlite_version()", "postgresql": "SELECT version()", "mysql": "SELECT VERSION()"}
+
+
+@dataclass
+class Column:
+    name: str
+    type: str
+    #: text, numeric, date or other: what hierarchies and comparisons need to know
+    family: str
+
+
+@dataclass
+class Database:
+    url: str
+    engine: sa.Engine
+    backend: Backend
+    #: lower-cased table name → columns in table order
+    tables: dict[str, list[Column]] = field(default_factory=dict)
+
+    def columns(self, table: str) -> dict[str, Column]:
+        return {c.name: c for c in self.tables.get(table.lower(), [])}
+
+    def sqlglot_schema(self) -> dict[str, dict[str, str]]:
+        return {t: {c.name: c.type for c in cols} for t, cols in self.tables.items()}
+
+    def raw_connection(self) -> Any:
+        return self.engine.raw_connection()
+
+    def refresh_schema(self) -> None:
+        insp = sa.inspect(self.engine)
+        tables: dict[str, list[Column]] = {}
+        for name in insp.get_table_names():
+            cols = []
+            for c in insp.get_columns(name):
+                cols.append(Column(c["name"], _type_name(c["type"]), _family(c["type"])))
+            tables[name.lower()] = cols
+        self.tables = tables
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _type_name(t: sa.types.TypeEngine) -> str:
+    try:
+        return str(t.compile()).split("(")[0]
+    except Exception:  # noqa: BLE001 - a type SQLAlchemy cannot print is still a column
+        return "UNKNOWN"
+
+
+def _family(t: sa.types.TypeEngine) -> str:
+    if isinstance(t, (sa.Integer, sa.Numeric, sa.Float)):
+        return "numeric"
+    if isinstance(t, (sa.Date, sa.DateTime)):
+        return "date"
+    if isinstance(t, (sa.String, sa.Text, sa.Enum)):
+        return "text"
+    return "other"
+
+
+def open_database(url: str) -> Database:
+    try:
+        u = make_url(url)
+    except sa.exc.ArgumentError as e:
+        raise BackendError(f"not a database URL: {e}") from None
+    family = u.get_backend_name()
+    cls = REGISTRY.get(family)
+    if cls is None:
+        raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb)")
+    kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
+    if family in ("mysql", "mariadb"):
+        kwargs["connect_args"] = {"charset": "utf8mb4"}
+    engine = sa.create_engine(u, **kwargs)
+    backend = cls()
+
+    @sa.event.listens_for(engine, "connect")
+    def _setup(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        try:
+            backend.session_setup(cur)
+        finally:
+            cur.close()
+
+    try:
+        with engine.connect() as c:
+            backend.server_version = str(c.exec_driver_sql(VERSION_SQL[cls.name]).scalar())
+    except sa.exc.DBAPIError as e:
+        engine.dispose()
+        raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
+    db = Database(url=u.render_as_string(hide_password=True), engine=engine, backend=backend)
+    db.refresh_schema()
+    return db

@@ -1,0 +1,55 @@
+"""MySQL 8 and MariaDB >= 10.6 through PyMySQL.
+
+There is no MariaDB dialect in sqlglot; both use ``mysql``. Differences that matter here:
+- collation: the default ``utf8mb4_general_ci`` merges 'ABC', 'abc' and 'abc  ' in GROUP BY, so
+  every class is formed on text converted to a binary, NO PAD collation (NOTES.md);
+- a temporary table is dropped with DROP TEMPORARY TABLE, which never touches a base table.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from sqlanon.backends.base import Backend
+
+
+class MySQLBackend(Backend):
+    name = "mysql"
+    dialect = "mysql"
+    temporary_in_drop = True
+
+    @property
+    def is_mariadb(self) -> bool:
+        return "mariadb" in self.server_version.lower()
+
+    @property
+    def binary_collation(self) -> str:
+        # utf8mb4_bin is PAD SPACE on both servers ('a' = 'a '); these two are NO PAD.
+        return "utf8mb4_nopad_bin" if self.is_mariadb else "utf8mb4_0900_bin"
+
+    def binary_text(self, e: exp.Expression) -> exp.Expression:
+        converted = exp.cast(e, exp.DataType.build("CHAR CHARACTER SET utf8mb4", dialect="mysql"))
+        return exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation))
+
+    def temp_table_properties(self) -> list[exp.Expression]:
+        # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.
+        return [exp.EngineProperty(this=exp.Var(this="Aria"))] if self.is_mariadb else []
+
+    def session_setup(self, cursor: Any) -> None:
+        # sqlglot writes backticks and backslash escapes: make sure the server reads them so.
+        cursor.execute(
+            "SET SESSION sql_mode = REPLACE(REPLACE(@@sql_mode, 'ANSI_QUOTES', ''), "
+            "'NO_BACKSLASH_ESCAPES', '')"
+        )
+        cursor.execute("SET SESSION tmp_table_size = 536870912")
+        cursor.execute("SET SESSION max_heap_table_size = 536870912")
+        cursor.execute("SET SESSION sort_buffer_size = 33554432")
+        cursor.execute("SET NAMES utf8mb4")
+
+    def list_temp_tables(self, cursor: Any) -> list[str]:
+        if self.is_mariadb:
+            cursor.execute("SHOW FULL TABLES WHERE Table_type = 'TEMPORARY TABLE'")
+        else:
+            cursor.execute("SELECT NAME FROM information_schema.INNODB_TEMP_TABLE_INFO")
+        return [r[0] for r in cursor.fetchall()]

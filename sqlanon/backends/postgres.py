@@ -1,0 +1,24 @@
+"""PostgreSQL >= 13 through psycopg 3."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlanon.backends.base import Backend
+
+
+class PostgresBackend(Backend):
+    name = "postgresql"
+    dialect = "postgres"
+
+    def session_setup(self, cursor: Any) -> None:
+        # Standard strings are what sqlglot writes; a server default of off would change them.
+        cursor.execute("SET standard_conforming_strings = on")
+        # Grouping and window sorts over the selection stay in memory (NOTES: 1.28 s -> 0.49 s).
+        cursor.execute("SET work_mem = '256MB'")
+
+    def list_temp_tables(self, cursor: Any) -> list[str]:
+        cursor.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.oid = pg_my_temp_schema() AND c.relkind = 'r'"
+        )
+        return [r[0] for r in cursor.fetchall()]

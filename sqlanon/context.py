@@ -1,0 +1,129 @@
+"""Run context of one query: connection, statement log, temp tables, timings.
+
+Every statement goes through ``execute`` so that the report can say how many statements ran
+and how long each stage took, and so that every temp table is dropped after success and failure.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from sqlglot import exp
+
+from sqlanon.backends.connect import Database
+
+
+@dataclass
+class Statement:
+    stage: str
+    sql: str
+    seconds: float | None = None
+
+
+@dataclass
+class RunContext:
+    db: Database
+    #: False for a static explain: statements are recorded, never sent
+    live: bool = True
+    statements: list[Statement] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    temp_tables: list[str] = field(default_factory=list)
+    stage: str = "init"
+    run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    _conn: Any = None
+
+    @property
+    def backend(self):  # noqa: ANN201 - the Backend; typed where used
+        return self.db.backend
+
+    def __enter__(self) -> "RunContext":
+        if self.live:
+            self._conn = self.db.raw_connection()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.drop_temp_tables()
+        finally:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @contextmanager
+    def in_stage(self, name: str) -> Iterator[None]:
+        previous, self.stage = self.stage, name
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+            self.stage = previous
+
+    def temp_name(self, hint: str) -> str:
+        return f"sqlanon_{self.run_id}_{hint}"
+
+    def execute(self, statement: exp.Expression) -> Any:
+        """Run one generated statement; returns the cursor (None in a static explain)."""
+        sql = self.backend.render(statement)
+        rec = Statement(self.stage, sql)
+        self.statements.append(rec)
+        if not self.live:
+            return None
+        cur = self._conn.cursor()
+        t0 = time.perf_counter()
+        cur.execute(sql)
+        rec.seconds = time.perf_counter() - t0
+        return cur
+
+    def query(self, statement: exp.Expression) -> list[tuple]:
+        cur = self.execute(statement)
+        if cur is None:
+            return []
+        try:
+            return list(cur.fetchall())
+        finally:
+            cur.close()
+
+    def scalar(self, statement: exp.Expression) -> Any:
+        rows = self.query(statement)
+        return rows[0][0] if rows else None
+
+    def create_temp(self, hint: str, select: exp.Expression) -> str:
+        name = self.temp_name(hint)
+        self.temp_tables.append(name)
+        cur = self.execute(self.backend.create_temp_table(name, select))
+        if cur is not None:
+            cur.close()
+        return name
+
+    def run(self, statement: exp.Expression) -> None:
+        cur = self.execute(statement)
+        if cur is not None:
+            cur.close()
+
+    def drop(self, *names: str) -> None:
+        """Drop pipeline tables as soon as the next stage no longer needs them."""
+        for name in names:
+            self.temp_tables.remove(name)
+            self.run(self.backend.drop_temp_table(name))
+
+    def drop_temp_tables(self) -> None:
+        if self._conn is None:
+            self.temp_tables.clear()
+            return
+        errors = []
+        while self.temp_tables:
+            name = self.temp_tables.pop()
+            try:
+                cur = self._conn.cursor()
+                cur.execute(self.backend.render(self.backend.drop_temp_table(name)))
+                cur.close()
+            except Exception as e:  # noqa: BLE001 - keep dropping the others, then report
+                errors.append(e)
+        if errors:
+            # A connection that may still hold a temp table must not go back to the pool.
+            self._conn.invalidate()
+            raise errors[0]

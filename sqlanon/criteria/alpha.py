@@ -1,0 +1,33 @@
+"""α-deassociation (Wong et al. 2009; seed 001 Def. 3.2): |(E,s)|/|E| <= α for every class E
+and every protected value s. Compared in integers: maxp·den <= num·size with α = num/den."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from sqlglot import exp
+
+from sqlanon.criteria.base import Verdict
+
+
+@dataclass(frozen=True)
+class AlphaDeassociation:
+    alpha: Fraction
+    name: str = "alpha-deassociation"
+
+    def aggregates(self) -> dict[str, exp.Expression]:
+        size, maxp = exp.column("size"), exp.column("maxp")
+        ratio = exp.Div(this=exp.Mul(this=maxp.copy(), expression=exp.Literal.number("1.0")), expression=size.copy())
+        over = exp.GT(this=exp.Mul(this=maxp.copy(), expression=exp.Literal.number(self.alpha.denominator)),
+                      expression=exp.Mul(this=exp.Literal.number(self.alpha.numerator), expression=size.copy()))
+        return {
+            "alpha_max": exp.Max(this=ratio),
+            "alpha_violations": exp.Sum(this=exp.Case(ifs=[exp.If(this=over, true=exp.Literal.number(1))],
+                                                      default=exp.Literal.number(0))),
+        }
+
+    def judge(self, values: dict[str, object]) -> Verdict:
+        a = values.get("alpha_max")
+        bad = int(values.get("alpha_violations") or 0)
+        shown = "n/a" if a is None else f"{float(a):.4f}"
+        return Verdict(self.name, bad == 0, f"largest protected share {shown} (alpha={float(self.alpha):g})")

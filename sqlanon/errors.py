@@ -1,0 +1,58 @@
+"""One exception tree for every front-end.
+
+Each error carries what a caller needs to act on it without parsing the message: the SQL
+construct that was refused, the table and column a policy error is about, and a SQLSTATE the
+proxy can put on the wire.
+"""
+from __future__ import annotations
+
+
+class SqlanonError(Exception):
+    """Base of all sqlanon errors."""
+
+    sqlstate = "XX000"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class PolicyError(SqlanonError):
+    """The policy file is wrong; names the table, the column and what is wrong."""
+
+    sqlstate = "22023"
+
+    def __init__(self, message: str, *, table: str | None = None, column: str | None = None):
+        where = ".".join(p for p in (table, column) if p)
+        super().__init__(f"policy: {where}: {message}" if where else f"policy: {message}")
+        self.table = table
+        self.column = column
+
+
+class QueryRejected(SqlanonError):
+    """The query touches protected data in a way the rewriter does not fully understand."""
+
+    sqlstate = "42501"
+
+    def __init__(self, construct: str, detail: str = "", *, fragment: str | None = None):
+        msg = f"rejected: {construct}"
+        if detail:
+            msg += f": {detail}"
+        super().__init__(msg)
+        self.construct = construct
+        self.fragment = fragment
+
+
+class ReleaseRefused(SqlanonError):
+    """The anonymization could not meet the requirement within the policy's limits.
+
+    Nothing is released: a release that fails its own verification never leaves the database.
+    """
+
+    sqlstate = "22000"
+
+
+class BackendError(SqlanonError):
+    """The database or its configuration cannot serve sqlanon safely."""
+
+    sqlstate = "58000"

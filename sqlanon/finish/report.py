@@ -1,0 +1,57 @@
+"""The report of one query: what was asked, what was measured, what it cost."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Report:
+    table: str | None
+    method: str
+    rule: str
+    requirement: dict[str, Any] = field(default_factory=dict)
+    rows_in: int = 0
+    rows_released: int = 0
+    rows_suppressed: int = 0
+    classes: int = 0
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    kl_divergence: dict[str, float] = field(default_factory=dict)
+    kl_sum: float = 0.0
+    discernibility: int = 0
+    avg_class_size: float | None = None
+    levels: dict[str, dict[int, int]] = field(default_factory=dict)
+    statements: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        # JSON has no infinity: a value that lost all its mass is reported as a string
+        d["kl_divergence"] = {k: ("inf" if math.isinf(v) else v) for k, v in self.kl_divergence.items()}
+        d["kl_sum"] = "inf" if math.isinf(self.kl_sum) else self.kl_sum
+        return d
+
+    def __str__(self) -> str:
+        if self.table is None:
+            return f"pass-through ({self.rule}); {self.statements} statement(s), {sum(self.seconds.values()):.3f} s"
+        req = ", ".join(f"{k}={v}" for k, v in self.requirement.items())
+        lines = [
+            f"table {self.table}: method {self.method} ({self.rule}); requirement {req}",
+            f"rows: {self.rows_in} selected, {self.rows_released} released, {self.rows_suppressed} suppressed"
+            f" ({self.rows_suppressed / self.rows_in:.2%})" if self.rows_in else "rows: none selected",
+        ]
+        for c in self.checks:
+            lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['criterion']}: {c['measured']}")
+        if self.kl_divergence:
+            per = ", ".join(f"{k}={v:.4f}" for k, v in self.kl_divergence.items())
+            lines.append(f"information loss: KL {per}; sum {self.kl_sum:.4f}")
+        acs = f"{self.avg_class_size:.2f}" if self.avg_class_size is not None else "n/a"
+        lines.append(f"classes {self.classes}; discernibility {self.discernibility}; C_avg {acs}")
+        for qi, hist in self.levels.items():
+            lines.append(f"  levels of {qi}: " + ", ".join(f"{lv}: {n}" for lv, n in sorted(hist.items())))
+        times = ", ".join(f"{k} {v:.3f}s" for k, v in self.seconds.items())
+        lines.append(f"{self.statements} SQL statements; {times}")
+        lines.extend(self.notes)
+        return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""The flow of one query: parse → analyze → plan → pushdown → anonymize → verify → finish.
+
+Each stage is a function of its own module; this module only calls them in order inside one
+run context, so that every temp table is dropped whatever happens. ``live=False`` runs the same
+code without sending anything: the statements of the first search round, as ``explain`` shows.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlanon.analyze import Analysis, analyze
+from sqlanon.anonymize import REGISTRY
+from sqlanon.anonymize.alpha_k import alpha_fraction
+from sqlanon.backends.connect import Database
+from sqlanon.context import RunContext
+from sqlanon.finish.report import Report
+from sqlanon.parse import parse
+from sqlanon.plan import Plan, plan
+from sqlanon.policy.model import Policy, Requirement
+from sqlanon.pushdown.fragment import fragment, remainder
+from sqlanon.verify import enforce, verify
+
+STAGES = ("parse", "analyze", "plan", "pushdown", "anonymize", "verify", "finish")
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    report: Report
+
+
+def _requirement(analysis: Analysis, k: int | None, alpha: float | None) -> Requirement:
+    assert analysis.policy is not None
+    return analysis.policy.requirement.tightened(k=k, alpha=alpha)
+
+
+def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: float | None = None,
+        live: bool = True) -> tuple[Result, RunContext, Plan | None]:
+    t0 = time.perf_counter()
+    parsed = parse(sql, db.backend.dialect)
+    analysis = analyze(parsed, db, policy)
+    front = time.perf_counter() - t0
+    with RunContext(db, live=live) as ctx:
+        ctx.timings["parse+analyze"] = front
+        if analysis.policy is None:
+            with ctx.in_stage("passthrough"):
+                cur = ctx.execute(analysis.tree)
+                columns, rows = _fetch(cur)
+            report = Report(table=None, method="none", rule="no protected table",
+                            statements=len(ctx.statements), seconds=dict(ctx.timings))
+            return Result(columns, rows, report), ctx, None
+        req = _requirement(analysis, k, alpha)
+        chosen = plan(analysis, req)
+        method = REGISTRY[chosen.method](req)
+        frac = alpha_fraction(req.alpha.value if req.alpha else None)
+        with ctx.in_stage("pushdown"):
+            frag = fragment(analysis, db)
+            src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+        with ctx.in_stage("anonymize"):
+            release = method.run(frag, src, ctx)
+        with ctx.in_stage("verify"):
+            measured = verify(frag, src, release, req, frac, ctx)
+            if live:
+                enforce(measured, req)
+        with ctx.in_stage("finish"):
+            cur = ctx.execute(remainder(analysis, release.table))
+            columns, rows = _fetch(cur)
+        report = Report(
+            table=frag.policy.table, method=chosen.method, rule=chosen.rule,
+            requirement=_describe(req), rows_in=measured.rows_in, rows_released=measured.rows_released,
+            rows_suppressed=measured.rows_suppressed, classes=measured.classes,
+            checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
+            kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
+            avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
+            levels=release.levels, statements=len(ctx.statements), seconds=dict(ctx.timings),
+            notes=release.notes,
+        )
+        return Result(columns, rows, report), ctx, chosen
+
+
+def _fetch(cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    if cur is None:
+        return [], []
+    try:
+        columns = [d[0] for d in cur.description] if cur.description else []
+        return columns, [tuple(r) for r in cur.fetchall()]
+    finally:
+        cur.close()
+
+
+def _describe(req: Requirement) -> dict[str, Any]:
+    d: dict[str, Any] = {"k": req.k}
+    if req.alpha is not None:
+        protect = "all" if req.alpha.protect is None else list(req.alpha.protect)
+        d["alpha"] = {"value": req.alpha.value, "attribute": req.alpha.attribute, "protect": protect}
+    d["max_suppression"] = req.max_suppression
+    return d

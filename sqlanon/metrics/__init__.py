@@ -1,0 +1,1 @@
+"""Information-loss metrics: how good a release is. Never imports anonymize/."""

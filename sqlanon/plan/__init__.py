@@ -1,0 +1,27 @@
+"""Stage 3: choose the method for a query (the decision algorithm grows here) and say why."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlanon.analyze import Analysis
+from sqlanon.anonymize import REGISTRY
+from sqlanon.errors import PolicyError
+from sqlanon.policy.model import Requirement
+
+
+@dataclass(frozen=True)
+class Plan:
+    method: str
+    rule: str
+    requirement: Requirement
+
+
+def plan(analysis: Analysis, requirement: Requirement) -> Plan:
+    if requirement.method == "auto":
+        # Seed 001 Abbildung 23: row-oriented query over one table → (α,k); the other branches
+        # (slicing, SABRE, V-MDAV, DP) arrive with their methods.
+        return Plan("alpha_k", "auto: single-table row query → (α,k) local recoding (the only method available)",
+                    requirement)
+    if requirement.method not in REGISTRY:
+        raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)
+    return Plan(requirement.method, f"policy names method {requirement.method}", requirement)

@@ -1,0 +1,59 @@
+"""Check a policy against the database it protects, before any query runs.
+
+Every named table and column must exist, hierarchies must fit the column's type, and a
+taxonomy must cover every value the column holds. Errors name the table, the column and what
+is wrong; this runs at connect time, on the administrator's side.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlanon.backends.connect import Database
+from sqlanon.errors import PolicyError
+from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, TaxonomyHierarchy
+from sqlanon.policy.model import Policy
+from sqlanon.sql.templates import col
+
+RESERVED_PREFIX = "_sa_"
+
+
+def check_against_database(policy: Policy, db: Database) -> None:
+    for tp in policy.tables.values():
+        if tp.table.lower() not in db.tables:
+            raise PolicyError("no such table in the database", table=tp.table)
+        cols = db.columns(tp.table)
+        for name in tp.known_columns:
+            if name not in cols:
+                raise PolicyError("no such column in the table", table=tp.table, column=name)
+            if name.startswith(RESERVED_PREFIX):
+                raise PolicyError(f"column names starting with {RESERVED_PREFIX} are reserved",
+                                  table=tp.table, column=name)
+        for q in tp.quasi_identifiers:
+            family = cols[q.column].family
+            h = q.hierarchy
+            if isinstance(h, IntervalHierarchy) and family != "numeric":
+                raise PolicyError(f"interval hierarchy needs a numeric column, found {cols[q.column].type}",
+                                  table=tp.table, column=q.column)
+            if isinstance(h, DateHierarchy) and family not in ("date", "text"):
+                raise PolicyError(f"date hierarchy needs a date column, found {cols[q.column].type}",
+                                  table=tp.table, column=q.column)
+            if isinstance(h, TaxonomyHierarchy):
+                _check_coverage(db, tp.table, q.column, h)
+
+
+def _check_coverage(db: Database, table: str, column: str, h: TaxonomyHierarchy) -> None:
+    text = exp.cast(col(column), "TEXT")
+    query = (exp.select(text.copy()).distinct().from_(exp.to_table(table, quoted=True))
+             .where(exp.and_(exp.Not(this=exp.Is(this=col(column), expression=exp.Null())),
+                             exp.Not(this=exp.In(this=text.copy(), expressions=[exp.Literal.string(v) for v in h.leaves]))))
+             .limit(5))
+    raw = db.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute(db.backend.render(query))
+        missing = [r[0] for r in cur.fetchall()]
+        cur.close()
+    finally:
+        raw.close()
+    if missing:
+        raise PolicyError(f"taxonomy {h.source} does not cover the values {missing}", table=table, column=column)

@@ -1,0 +1,186 @@
+"""Read a policy from YAML (or a dict) with errors that name the table, the column and the fault."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sqlanon.errors import PolicyError
+from sqlanon.hierarchy import (
+    DATE_STEPS, KINDS, DateHierarchy, Hierarchy, IntervalHierarchy, MaskHierarchy,
+    SuppressHierarchy, TaxonomyError, TaxonomyHierarchy,
+)
+from sqlanon.policy.model import METHODS, Alpha, Policy, QuasiIdentifier, Requirement, Sensitive, TablePolicy
+
+TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
+PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon"}
+#: keys of the format that later versions implement; refused loudly rather than ignored
+NOT_YET = {"l": "l-diversity", "t": "t-closeness", "epsilon": "differential privacy"}
+
+
+def load_policy(source: str | Path | dict | Policy) -> Policy:
+    if isinstance(source, Policy):
+        return source
+    if isinstance(source, dict):
+        return parse_policy(source, base=Path.cwd(), origin="<dict>")
+    path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PolicyError(f"cannot read policy file {path}: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise PolicyError(f"{path} is not valid YAML: {e}") from None
+    return parse_policy(data, base=path.parent, origin=str(path))
+
+
+def parse_policy(data: Any, *, base: Path, origin: str) -> Policy:
+    if not isinstance(data, dict) or not isinstance(data.get("tables"), dict) or not data["tables"]:
+        raise PolicyError(f"{origin}: expected a mapping with a non-empty 'tables' mapping")
+    extra = set(data) - {"tables"}
+    if extra:
+        raise PolicyError(f"{origin}: unknown top-level keys {sorted(extra)}")
+    tables = {}
+    for name, spec in data["tables"].items():
+        tp = _table(str(name), spec, base)
+        tables[tp.table.lower()] = tp
+    return Policy(tables=tables, source=origin)
+
+
+def _names(value: Any, table: str, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise PolicyError(f"'{key}' must be a list of column names", table=table)
+    return tuple(value)
+
+
+def _table(table: str, spec: Any, base: Path) -> TablePolicy:
+    if not isinstance(spec, dict):
+        raise PolicyError("expected a mapping", table=table)
+    unknown = set(spec) - TABLE_KEYS
+    if unknown:
+        raise PolicyError(f"unknown keys {sorted(unknown)}", table=table)
+    identifiers = _names(spec.get("identifiers"), table, "identifiers")
+    insensitive = _names(spec.get("insensitive"), table, "insensitive")
+    qspec = spec.get("quasi_identifiers") or {}
+    if not isinstance(qspec, dict):
+        raise PolicyError("'quasi_identifiers' must map columns to hierarchies", table=table)
+    qis = tuple(QuasiIdentifier(str(c), _hierarchy(table, str(c), h, base)) for c, h in qspec.items())
+    sspec = spec.get("sensitive") or {}
+    if not isinstance(sspec, dict):
+        raise PolicyError("'sensitive' must map columns to their kind", table=table)
+    sensitive = tuple(_sensitive(table, str(c), s, base) for c, s in sspec.items())
+
+    seen: dict[str, str] = {}
+    for role, cols in (("identifier", identifiers), ("quasi-identifier", [q.column for q in qis]),
+                       ("sensitive", [s.column for s in sensitive]), ("insensitive", insensitive)):
+        for c in cols:
+            if c in seen:
+                raise PolicyError(f"named as {seen[c]} and as {role}", table=table, column=c)
+            seen[c] = role
+    requirement = _requirement(table, spec.get("privacy"), sensitive)
+    return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement)
+
+
+def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise PolicyError(f"expected {{type: one of {', '.join(KINDS)}, ...}}", table=table, column=column)
+    kind = spec["type"]
+    levels = spec.get("levels")
+
+    def rising_numbers(kind_msg: str, integer: bool) -> list:
+        ok = isinstance(levels, list) and levels and all(
+            isinstance(v, int if integer else (int, float)) and not isinstance(v, bool) and v > 0 for v in levels)
+        if not ok or any(b <= a for a, b in zip(levels, levels[1:])):
+            raise PolicyError(f"'levels' must be a rising list of positive {kind_msg}", table=table, column=column)
+        return list(levels)
+
+    try:
+        if kind == "interval":
+            return IntervalHierarchy(rising_numbers("widths", integer=False))
+        if kind == "mask":
+            return MaskHierarchy(rising_numbers("character counts", integer=True))
+        if kind == "suppress":
+            return SuppressHierarchy()
+        if kind == "date":
+            if (not isinstance(levels, list) or not levels or any(v not in DATE_STEPS for v in levels)
+                    or levels != sorted(levels, key=DATE_STEPS.index) or len(set(levels)) != len(levels)):
+                raise PolicyError(f"'levels' must be a rising subset of {list(DATE_STEPS)}", table=table, column=column)
+            return DateHierarchy(list(levels))
+        if kind == "taxonomy":
+            if not isinstance(spec.get("file"), str):
+                raise PolicyError("a taxonomy needs 'file' (ARX CSV)", table=table, column=column)
+            path = (base / spec["file"]).resolve()
+            if not path.is_file():
+                raise PolicyError(f"taxonomy file not found: {path}", table=table, column=column)
+            return TaxonomyHierarchy.from_csv(path, sep=str(spec.get("sep", ";")))
+    except TaxonomyError as e:
+        raise PolicyError(f"taxonomy {spec.get('file')}: {e}", table=table, column=column) from None
+    raise PolicyError(f"unknown hierarchy type {kind!r} (one of {', '.join(KINDS)})", table=table, column=column)
+
+
+def _sensitive(table: str, column: str, spec: Any, base: Path) -> Sensitive:
+    spec = spec or {"type": "categorical"}
+    if not isinstance(spec, dict) or spec.get("type", "categorical") not in ("categorical", "numeric"):
+        raise PolicyError("expected {type: categorical | numeric}", table=table, column=column)
+    hfile = spec.get("hierarchy")
+    if hfile is not None and not (base / hfile).is_file():
+        raise PolicyError(f"hierarchy file not found: {base / hfile}", table=table, column=column)
+    return Sensitive(column, spec.get("type", "categorical"), str((base / hfile).resolve()) if hfile else None)
+
+
+def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Requirement:
+    spec = spec or {}
+    if not isinstance(spec, dict):
+        raise PolicyError("'privacy' must be a mapping", table=table)
+    unknown = set(spec) - PRIVACY_KEYS
+    if unknown:
+        raise PolicyError(f"unknown privacy keys {sorted(unknown)}", table=table)
+    for key, what in NOT_YET.items():
+        if key in spec:
+            raise PolicyError(f"privacy.{key}: {what} is not available in this version of sqlanon; "
+                              "remove the key rather than rely on a guarantee that is not enforced", table=table)
+    k = spec.get("k", 2)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 2:
+        raise PolicyError(f"privacy.k must be an integer >= 2, got {k!r}", table=table)
+    ms = spec.get("max_suppression", 0.05)
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not 0 <= ms <= 1:
+        raise PolicyError(f"privacy.max_suppression must be a share in [0, 1], got {ms!r}", table=table)
+    method = spec.get("method", "auto")
+    if method not in METHODS:
+        raise PolicyError(f"privacy.method {method!r} is not available (one of {', '.join(METHODS)})", table=table)
+    alpha = None
+    if "alpha" in spec:
+        alpha = _alpha(table, spec["alpha"], sensitive)
+    return Requirement(k=k, alpha=alpha, max_suppression=float(ms), method=method)
+
+
+def _alpha(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Alpha:
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        spec = {"value": spec}
+    if not isinstance(spec, dict) or "value" not in spec:
+        raise PolicyError("privacy.alpha must be a number or {value, protect, attribute}", table=table)
+    value = spec["value"]
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1:
+        raise PolicyError(f"privacy.alpha must be in (0, 1], got {value!r}", table=table)
+    names = [s.column for s in sensitive]
+    attribute = spec.get("attribute")
+    if attribute is None:
+        if len(names) != 1:
+            raise PolicyError("privacy.alpha needs 'attribute' naming one sensitive column "
+                              f"(the table has {len(names)})", table=table)
+        attribute = names[0]
+    if attribute not in names:
+        raise PolicyError(f"privacy.alpha.attribute {attribute!r} is not a sensitive column", table=table)
+    protect = spec.get("protect", "all")
+    if protect == "all":
+        values = None
+    elif isinstance(protect, list) and protect and all(isinstance(v, (str, int, float)) for v in protect):
+        values = tuple(protect)
+    else:
+        raise PolicyError("privacy.alpha.protect must be 'all' or a non-empty list of values",
+                          table=table, column=attribute)
+    return Alpha(float(value), attribute, values)

@@ -1,0 +1,98 @@
+"""What a policy says, kept apart from how it is read.
+
+A table definition (which columns are identifiers, quasi-identifiers, sensitive, insensitive)
+is separate from the privacy requirement (what must hold for every release of that table).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlanon.hierarchy.base import Hierarchy
+
+#: methods a policy may name; ``auto`` lets the planner choose among those that exist
+METHODS = ("auto", "alpha_k")
+
+
+@dataclass(frozen=True)
+class QuasiIdentifier:
+    column: str
+    hierarchy: "Hierarchy"
+
+
+@dataclass(frozen=True)
+class Sensitive:
+    column: str
+    kind: str  # categorical | numeric
+    hierarchy_file: str | None = None
+
+
+@dataclass(frozen=True)
+class Alpha:
+    """α-deassociation (Wong et al. 2009, seed 001 Def. 3.2): no protected value above α per class."""
+
+    value: float
+    attribute: str
+    #: protected values, or None for every value of the attribute
+    protect: tuple[Any, ...] | None
+
+
+@dataclass(frozen=True)
+class Requirement:
+    k: int = 2
+    alpha: Alpha | None = None
+    max_suppression: float = 0.05
+    method: str = "auto"
+
+    def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
+        """Overrides from a caller may only make the requirement stricter."""
+        from sqlanon.errors import PolicyError
+
+        new = self
+        if k is not None:
+            if k < self.k:
+                raise PolicyError(f"k={k} is weaker than the policy's k={self.k}")
+            new = replace(new, k=k)
+        if alpha is not None:
+            if self.alpha is None:
+                raise PolicyError("alpha given but the policy names no α-protected attribute")
+            if not 0 < alpha <= self.alpha.value:
+                raise PolicyError(f"alpha={alpha} is weaker than the policy's {self.alpha.value}")
+            new = replace(new, alpha=replace(self.alpha, value=alpha))
+        return new
+
+
+@dataclass(frozen=True)
+class TablePolicy:
+    table: str
+    identifiers: tuple[str, ...]
+    quasi_identifiers: tuple[QuasiIdentifier, ...]
+    sensitive: tuple[Sensitive, ...]
+    insensitive: tuple[str, ...]
+    requirement: Requirement
+
+    def qi(self, column: str) -> QuasiIdentifier | None:
+        return next((q for q in self.quasi_identifiers if q.column == column), None)
+
+    @property
+    def releasable(self) -> tuple[str, ...]:
+        """Columns a release may contain, in policy order; identifiers never are."""
+        return (
+            tuple(q.column for q in self.quasi_identifiers)
+            + tuple(s.column for s in self.sensitive)
+            + self.insensitive
+        )
+
+    @property
+    def known_columns(self) -> frozenset[str]:
+        return frozenset(self.releasable) | frozenset(self.identifiers)
+
+
+@dataclass(frozen=True)
+class Policy:
+    tables: dict[str, TablePolicy] = field(default_factory=dict)
+    source: str = "<dict>"
+
+    def for_table(self, name: str) -> TablePolicy | None:
+        return self.tables.get(name.lower())

@@ -1,0 +1,73 @@
+"""Stage 4: the pushdown fragment and the rest of the query.
+
+The fragment is selection + projection over the protected table, run in the database as
+``CREATE TEMPORARY TABLE … AS SELECT <needed columns> FROM <table> WHERE <predicates>``. The rest
+of the query is the original statement with the table replaced by the released temp table and
+its WHERE removed (already applied), in random order unless the query orders it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.analyze import Analysis
+from sqlanon.backends.connect import Database
+from sqlanon.policy.model import QuasiIdentifier, TablePolicy
+from sqlanon.sql.templates import col
+
+
+@dataclass(frozen=True)
+class Fragment:
+    policy: TablePolicy
+    alias: str
+    #: base-table columns the release carries, in policy order
+    columns: tuple[str, ...]
+    #: quasi-identifiers among them: the columns that are generalized
+    qis: tuple[QuasiIdentifier, ...]
+    where: exp.Expression | None
+    #: text columns: compared byte for byte when classes are formed
+    text_columns: frozenset[str]
+
+    def source(self, name: str, backend) -> exp.Expression:  # noqa: ANN001
+        """The base column as the pushdown reads it (binary text where it is text)."""
+        c = col(name, self.alias)
+        return backend.binary_text(c) if name in self.text_columns else c
+
+    def select(self, backend, extra: list[exp.Expression] = ()) -> exp.Select:  # noqa: ANN001
+        items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]
+        sel = exp.select(*items, *extra).from_(
+            exp.Table(this=exp.to_identifier(self.policy.table, quoted=True),
+                      alias=exp.TableAlias(this=exp.to_identifier(self.alias, quoted=True))))
+        if self.where is not None:
+            sel = sel.where(self.where.copy())
+        return sel
+
+
+def fragment(analysis: Analysis, db: Database) -> Fragment:
+    tp = analysis.policy
+    assert tp is not None
+    carried = set(analysis.needed)
+    if tp.requirement.alpha is not None:
+        carried.add(tp.requirement.alpha.attribute)
+    columns = tuple(c for c in tp.releasable if c in carried)
+    qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
+    info = db.columns(tp.table)
+    text = frozenset(c for c in columns if info[c].family in ("text", "other"))
+    return Fragment(tp, analysis.alias, columns, qis, analysis.where, text)
+
+
+def remainder(analysis: Analysis, released: str) -> exp.Select:
+    """The rest of the query over the released table, rows in random order."""
+    tree = analysis.tree.copy()
+    assert isinstance(tree, exp.Select)
+    tree.set("where", None)
+    src = tree.args["from_"].this
+    src.set("this", exp.to_identifier(released, quoted=True))
+    src.set("db", None)
+    order = tree.args.get("order")
+    if order is None:
+        return exp.select("*").from_(tree.subquery("q")).order_by(exp.Rand())
+    if not tree.args.get("distinct"):
+        order.append("expressions", exp.Ordered(this=exp.Rand()))
+    return tree

@@ -1,0 +1,73 @@
+"""SQL templates: written once as SQL under ``sql_templates/``, filled as trees, never as text.
+
+A template is parsed once. ``render`` fills ``:name`` placeholders with quoted identifiers
+(``str``), expressions, or lists of expressions spliced into the surrounding list (select list,
+GROUP BY, PARTITION BY …). The result is a sqlglot expression the backend writes in its dialect.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Union
+
+import sqlglot
+from sqlglot import exp
+
+ROOT = Path(__file__).resolve().parent.parent / "sql_templates"
+
+Value = Union[str, exp.Expression, list]
+
+
+@lru_cache(maxsize=None)
+def _parsed(name: str) -> exp.Expression:
+    text = (ROOT / f"{name}.sql").read_text(encoding="utf-8")
+    return sqlglot.parse_one(text, error_level=sqlglot.ErrorLevel.RAISE)
+
+
+def ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def col(name: str, table: str | None = None) -> exp.Column:
+    return exp.column(name, table=table, quoted=True)
+
+
+def render(name: str, **values: Value) -> exp.Expression:
+    tree = _parsed(name).copy()
+    missing = {p.this for p in tree.find_all(exp.Placeholder)} - set(values)
+    if missing:
+        raise KeyError(f"template {name}: no value for {sorted(missing)}")
+    for ph in list(tree.find_all(exp.Placeholder)):
+        value = values[ph.this]
+        parent = ph.parent
+        if isinstance(value, list) and isinstance(parent, exp.Ordered) and ph.arg_key == "this":
+            # ORDER BY :list → one ORDER BY term per item, keeping the direction
+            ordered, holder = parent, parent.parent
+            items = holder.args[ordered.arg_key]
+            at = items.index(ordered)
+            new = [ordered.copy() for _ in value]
+            for o, v in zip(new, value):
+                o.set("this", v.copy() if isinstance(v, exp.Expression) else col(v))
+            holder.set(ordered.arg_key, items[:at] + new + items[at + 1:])
+        elif isinstance(value, list):
+            if ph.index is None:
+                raise TypeError(f"template {name}: :{ph.this} is not in a list")
+            items = parent.args[ph.arg_key]
+            at = items.index(ph)
+            new = [v.copy() if isinstance(v, exp.Expression) else col(v) for v in value]
+            parent.set(ph.arg_key, items[:at] + new + items[at + 1:])
+        elif isinstance(value, str) and isinstance(parent, exp.Table):
+            ph.replace(ident(value))
+        elif isinstance(value, str):
+            ph.replace(col(value))
+        else:
+            ph.replace(value.copy())
+    # An empty list leaves an empty clause behind (GROUP BY of nothing, ORDER BY of nothing).
+    for clause in list(tree.find_all(exp.Group, exp.Order)):
+        if not clause.expressions:
+            clause.pop()
+    return tree
+
+
+def names() -> list[str]:
+    return sorted(str(p.relative_to(ROOT).with_suffix("")) for p in ROOT.rglob("*.sql"))

@@ -1,0 +1,2 @@
+INSERT INTO :assign
+SELECT cell, take, :step, :levels FROM :takes WHERE take > 0

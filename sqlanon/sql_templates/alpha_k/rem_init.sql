@@ -1,0 +1,1 @@
+SELECT cell, n FROM :cells

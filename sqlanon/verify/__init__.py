@@ -1,0 +1,103 @@
+"""Stage 6: measure the released temp table, in the database, independently of the method.
+
+Never imports anonymize/. The class statistics are computed once from the released values
+(one GROUP BY), every requested criterion judges them, and the information-loss metrics are
+computed against the pushed-down selection. A release that fails is never returned.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from sqlglot import exp
+
+from sqlanon.anonymize.base import Release
+from sqlanon.context import RunContext
+from sqlanon.criteria import Verdict, for_requirement
+from sqlanon.errors import ReleaseRefused
+from sqlanon.metrics.kl_divergence import kl_divergence
+from sqlanon.policy.model import Requirement
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, render
+
+
+@dataclass
+class Measurement:
+    rows_in: int = 0
+    rows_released: int = 0
+    classes: int = 0
+    verdicts: list[Verdict] = field(default_factory=list)
+    values: dict[str, object] = field(default_factory=dict)
+    kl: dict[str, float] = field(default_factory=dict)
+    discernibility: int = 0
+
+    @property
+    def rows_suppressed(self) -> int:
+        return self.rows_in - self.rows_released
+
+    @property
+    def kl_sum(self) -> float:
+        return sum(self.kl.values())
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+
+def protected_flag(req: Requirement, sv: exp.Expression) -> exp.Expression:
+    a = req.alpha
+    if a is None:
+        return exp.Literal.number(0)
+    if a.protect is None:
+        return exp.Literal.number(1)
+    values = [exp.Literal.string(v) if isinstance(v, str) else exp.Literal.number(v) for v in a.protect]
+    return exp.Case(ifs=[exp.If(this=exp.In(this=sv.copy(), expressions=values), true=exp.Literal.number(1))],
+                    default=exp.Literal.number(0))
+
+
+def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: Fraction,
+           ctx: RunContext) -> Measurement:
+    be = ctx.backend
+    m = Measurement()
+    criteria = for_requirement(req, alpha)
+    aggs: dict[str, exp.Expression] = {
+        "classes": exp.Count(this=exp.Star()),
+        "rows": exp.Sum(this=exp.column("size")),
+        "dm": exp.Sum(this=exp.Mul(this=exp.column("size"), expression=exp.column("size"))),
+    }
+    for c in criteria:
+        aggs.update(c.aggregates())
+    qis = [be.binary_text(col(q.column)) for q in frag.qis]
+    sv = be.binary_text(col(req.alpha.attribute)) if req.alpha else exp.Literal.number(0)
+    stats = render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
+                   qis=[exp.alias_(q, f"_q{i}") for i, q in enumerate(qis)], qis_group=qis,
+                   qis_names=[exp.column(f"_q{i}") for i in range(len(qis))],
+                   sv=sv, p=protected_flag(req, sv), released=release.table)
+    rows = ctx.query(stats)
+    m.rows_in = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(src, quoted=True))) or 0)
+    if not ctx.live:
+        return m
+    values = dict(zip(aggs, rows[0])) if rows else {}
+    m.values = values
+    m.classes = int(values.get("classes") or 0)
+    m.rows_released = int(values.get("rows") or 0)
+    m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
+    if m.rows_released:
+        m.verdicts = [c.judge(values) for c in criteria]
+    else:
+        m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
+    for q in frag.qis:
+        m.kl[q.column] = kl_divergence(q, src, release.table, m.rows_in, ctx)
+    return m
+
+
+def enforce(m: Measurement, req: Requirement) -> None:
+    """Refuse the release when a criterion fails or suppression exceeds the policy's limit."""
+    failed = [v for v in m.verdicts if not v.ok]
+    if failed:
+        raise ReleaseRefused("release failed its own verification: " + "; ".join(f"{v.criterion}: {v.measured}" for v in failed))
+    if m.rows_in and m.rows_suppressed > req.max_suppression * m.rows_in:
+        raise ReleaseRefused(
+            f"the requirement needs {m.rows_suppressed} of {m.rows_in} selected rows suppressed "
+            f"({m.rows_suppressed / m.rows_in:.1%}), above the policy's max_suppression "
+            f"{req.max_suppression:.1%}; nothing was released")
