@@ -34,7 +34,7 @@ from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render
 
 #: larger than any rank: no budget applies
-NO_LIMIT = 2**62
+NO_LIMIT = 2**31 - 1
 
 
 def alpha_fraction(value: float | None) -> Fraction:
@@ -108,28 +108,28 @@ class AlphaK:
                 "alpha_k/stat", rem=rem, cells=cells, gens=gens, gens_sv=gens + [col("sv", "c")]))
             classes = ctx.create_temp(f"classes_{step}", render(
                 "alpha_k/classes", stat=stat, k=k, num=num, den=den))
-            ctx.run(render("alpha_k/move", assign=assign, stat=stat, classes=classes, step=lit(step), levels=levels))
-
             vals = ctx.create_temp(f"vals_{step}", render("alpha_k/vals", stat=stat, classes=classes, k=k))
-            cap = ctx.create_temp(f"cap_{step}", render("alpha_k/cap", vals=vals, classes=classes, num=num, den=den))
-            parts = ctx.create_temp(f"parts_{step}", render("alpha_k/parts", cap=cap, vals=vals, k=k))
+            cap = ctx.create_temp(f"cap_{step}", render("alpha_k/cap", vals=vals, classes=classes, num=num,
+                                                        den=den, unbounded=lit(NO_LIMIT)))
+            parts = ctx.create_temp(f"parts_{step}", render("alpha_k/parts", cap=cap, classes=classes, vals=vals, k=k))
             partvals = ctx.create_temp(f"partvals_{step}", render("alpha_k/partvals", cap=cap, vals=vals))
             scratch = [vals, cap, partvals]
             limit = NO_LIMIT
             if not top:
-                remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat, classes=classes))
+                remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat))
                 scratch.append(remvals)
-                total = ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("n", "s")), lit(0)))
-                                   .from_(exp.to_table(stat, quoted=True, alias="s"))
-                                   .join(exp.to_table(classes, quoted=True, alias="cl"),
-                                         on=exp.and_(col("cls", "cl").eq(col("cls", "s")), col("ok", "cl").eq(0))))
-                bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals, partvals=partvals,
-                                        num=num, den=den, total=lit(int(total or 0)), k=k))
-                limit = int(bad) if bad is not None else NO_LIMIT
+                total = int(ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(stat, quoted=True))) or 0)
+                most = int(ctx.scalar(exp.select(exp.Max(this=col("r"))).from_(exp.to_table(remvals, quoted=True))) or 0)
+                # The budget only keeps a feasible remainder feasible; when the selection cannot be
+                # one (α,k) class even at the root, suppression is unavoidable and it is skipped.
+                if total >= self.req.k and most * self.den <= self.num * total:
+                    bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals, partvals=partvals,
+                                            num=num, den=den, total=lit(total), k=k))
+                    limit = int(bad) if bad is not None else NO_LIMIT
             takes = ctx.create_temp(f"takes_{step}", render(
                 "alpha_k/takes", stat=stat, parts=parts, partvals=partvals, limit_rank=lit(limit)))
             ctx.run(render("alpha_k/move_takes", assign=assign, takes=takes, step=lit(step), levels=levels))
-            new_rem = ctx.create_temp(f"rem_{step}", render("alpha_k/rem_next", stat=stat, classes=classes, takes=takes))
+            new_rem = ctx.create_temp(f"rem_{step}", render("alpha_k/rem_next", stat=stat, takes=takes))
             ctx.drop(rem, stat, classes, parts, takes, *scratch)
             rem = new_rem
             if top:

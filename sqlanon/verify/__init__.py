@@ -72,7 +72,7 @@ def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: 
     stats = render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
                    qis=[exp.alias_(q, f"_q{i}") for i, q in enumerate(qis)], qis_group=qis,
                    qis_names=[exp.column(f"_q{i}") for i in range(len(qis))],
-                   sv=sv, p=protected_flag(req, sv), released=release.table)
+                   sv=[sv] if req.alpha else [], p=protected_flag(req, sv), released=release.table)
     rows = ctx.query(stats)
     m.rows_in = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(src, quoted=True))) or 0)
     if not ctx.live:

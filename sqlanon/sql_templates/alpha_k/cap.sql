@@ -3,6 +3,7 @@
 -- protected counts c_1 <= … <= c_P, the part has u + A_j + B_j·m rows for m in [c_j, c_j+1]
 -- (A_j = c_1 + … + c_j, B_j = P - j), and m is feasible when m·den <= num·(u + A_j + B_j·m).
 -- m is the largest feasible value over all segments; segment 0 is [0, c_1].
+-- Classes that already satisfy k and α are whole parts (m unbounded).
 SELECT cls, MAX(u) AS u, MAX(m) AS m
 FROM (
   SELECT cls, u,
@@ -20,13 +21,15 @@ FROM (
                           - ROW_NUMBER() OVER (PARTITION BY v.cls ORDER BY v.c, v.sv)) AS den_left,
            COALESCE(LEAD(v.c) OVER (PARTITION BY v.cls ORDER BY v.c, v.sv), v.c) AS nxt
     FROM :vals AS v
-    JOIN :classes AS cl ON cl.cls = v.cls
+    JOIN :classes AS cl ON cl.cls = v.cls AND cl.ok = 0
     UNION ALL
     SELECT v.cls, MAX(cl.u), 0, 0, :den - :num * COUNT(*), MIN(v.c)
     FROM :vals AS v
-    JOIN :classes AS cl ON cl.cls = v.cls
+    JOIN :classes AS cl ON cl.cls = v.cls AND cl.ok = 0
     GROUP BY v.cls
   ) AS seg
+  UNION ALL
+  SELECT cls, u, :unbounded, 0 FROM :classes WHERE ok = 1
 ) AS cand
 WHERE m >= lo
 GROUP BY cls

@@ -1,5 +1,6 @@
--- The budget of the q_max step: parts are taken in rank order while the rows left behind can
--- still form one α-compliant class of at least k rows at the root. First rank that breaks it.
+-- The budget (q_max of Abbildung 13, applied to every part): parts are taken in rank order while
+-- the rows left behind can still form one α-compliant class of at least k rows at the root
+-- (Abbildung 13, line 3). The first rank that would break it.
 SELECT MIN(rk) FROM (
   SELECT g.rk
   FROM (

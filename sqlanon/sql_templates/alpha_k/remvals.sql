@@ -1,6 +1,5 @@
--- Protected rows per value among the rows still violating (before any part is taken).
+-- Protected rows per value among all rows still in the search at this level.
 SELECT s.sv, SUM(s.n) AS r
 FROM :stat AS s
-JOIN :classes AS cl ON cl.cls = s.cls
-WHERE cl.ok = 0 AND s.p = 1
+WHERE s.p = 1
 GROUP BY s.sv

@@ -3,21 +3,21 @@
 -- evenly over the original values it covers; suppressed rows carry no mass.
 -- Returns D = Σ p·log2(p/q), the entropy H of the original values, and how many values lost
 -- all their mass (D is then infinite).
-WITH orig AS (
+WITH _sa_orig AS (
   SELECT :v AS v, COUNT(*) AS cnt FROM :src GROUP BY :v
-), cover AS (
+), _sa_cover AS (
   SELECT lbl, COUNT(*) AS c FROM :labels GROUP BY lbl
-), rel AS (
+), _sa_rel AS (
   SELECT :released_value AS lbl, COUNT(*) AS cnt FROM :released GROUP BY :released_value
-), q AS (
-  SELECT lab.v, SUM(rel.cnt * 1.0 / cover.c) AS mass
+), _sa_q AS (
+  SELECT lab.v, SUM(_sa_rel.cnt * 1.0 / _sa_cover.c) AS mass
   FROM :labels AS lab
-  JOIN cover ON cover.lbl = lab.lbl
-  JOIN rel ON rel.lbl = lab.lbl
+  JOIN _sa_cover ON _sa_cover.lbl = lab.lbl
+  JOIN _sa_rel ON _sa_rel.lbl = lab.lbl
   GROUP BY lab.v
 )
-SELECT SUM(o.cnt * 1.0 / :n * LN(o.cnt * 1.0 / q.mass)) / LN(2) AS d,
+SELECT SUM(o.cnt * 1.0 / :n * LN(o.cnt * 1.0 / _sa_q.mass)) / LN(2) AS d,
        -SUM(o.cnt * 1.0 / :n * LN(o.cnt * 1.0 / :n)) / LN(2) AS h,
-       SUM(CASE WHEN q.mass IS NULL THEN 1 ELSE 0 END) AS lost
-FROM orig AS o
-LEFT JOIN q ON q.v IS NOT DISTINCT FROM o.v
+       SUM(CASE WHEN _sa_q.mass IS NULL THEN 1 ELSE 0 END) AS lost
+FROM _sa_orig AS o
+LEFT JOIN _sa_q ON _sa_q.v IS NOT DISTINCT FROM o.v

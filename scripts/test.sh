@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install what the tests need and run the whole suite on SQLite, PostgreSQL and MariaDB.
+# Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL if set; otherwise Docker
+# (testcontainers) if an engine is reachable; otherwise local servers from Debian's packages,
+# installed here when missing (needs root or sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+if [ -z "${SQLANON_TEST_POSTGRESQL_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then need+=(postgresql); fi
+if [ -z "${SQLANON_TEST_MYSQL_URL:-}" ] && ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then need+=(mariadb-server); fi
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+python3 -m pip install -q -e '.[test]'
+exec python3 -m pytest "$@"

@@ -1,0 +1,120 @@
+"""The ``sqlanon`` command: thin click commands over ``sqlanon.api``; no logic lives here."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from sqlanon import api
+from sqlanon.errors import SqlanonError
+
+
+def _fail(e: SqlanonError) -> None:
+    click.echo(f"error: {e.message}", err=True)
+    sys.exit(2)
+
+
+def _table(columns: list[str], rows: list[tuple], limit: int | None = None) -> str:
+    shown = rows if limit is None else rows[:limit]
+    cells = [[("NULL" if v is None else str(v)) for v in r] for r in shown]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    line = lambda vals: " | ".join(v.ljust(w) for v, w in zip(vals, widths))  # noqa: E731
+    out = [line(columns), "-+-".join("-" * w for w in widths), *[line(r) for r in cells]]
+    if limit is not None and len(rows) > limit:
+        out.append(f"… {len(rows) - limit} more rows")
+    return "\n".join(out)
+
+
+db_option = click.option("--db", "url", required=True, envvar="SQLANON_DB", help="SQLAlchemy database URL")
+policy_option = click.option("--policy", required=True, type=click.Path(exists=True, dir_okay=False),
+                             envvar="SQLANON_POLICY", help="policy YAML file")
+k_option = click.option("--k", type=int, default=None, help="raise k above the policy's")
+alpha_option = click.option("--alpha", type=float, default=None, help="lower α below the policy's")
+
+
+@click.group()
+@click.version_option(package_name="sqlanon")
+def main() -> None:
+    """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
+
+
+@main.command()
+@click.argument("sql")
+@db_option
+@policy_option
+@k_option
+@alpha_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@click.option("--no-report", is_flag=True, help="print only the rows")
+def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
+    """Run SQL; protected tables are anonymized in the database first."""
+    try:
+        with api.connect(url, policy) as s:
+            res = s.execute(sql, k=k, alpha=alpha)
+    except SqlanonError as e:
+        _fail(e)
+    if fmt == "json":
+        click.echo(json.dumps({"columns": res.columns, "rows": [list(r) for r in res.rows],
+                               "report": res.report.to_dict()}, default=str, indent=2))
+        return
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(res.columns)
+        w.writerows(res.rows)
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        click.echo(_table(res.columns, res.rows))
+    if not no_report:
+        click.echo(str(res.report), err=fmt == "csv")
+
+
+@main.command()
+@click.argument("sql")
+@db_option
+@policy_option
+@k_option
+@alpha_option
+@click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
+def explain(sql: str, url: str, policy: str, k: int | None, alpha: float | None, analyze: bool) -> None:
+    """Show the plan and every SQL statement in the target dialect."""
+    try:
+        with api.connect(url, policy) as s:
+            click.echo(s.explain(sql, k=k, alpha=alpha, analyze=analyze))
+    except SqlanonError as e:
+        _fail(e)
+
+
+@main.command()
+@click.option("--path", type=click.Path(dir_okay=False), default=None,
+              help="where to create the demo SQLite file (default: a temp file)")
+@click.option("--rows", type=int, default=5000, show_default=True, help="rows of the synthetic clinic table")
+@click.option("--show", type=int, default=8, show_default=True, help="rows shown per query")
+def demo(path: str | None, rows: int, show: int) -> None:
+    """Create a demo SQLite database and run queries raw and anonymized side by side."""
+    from sqlanon import demo as d
+
+    target = Path(path) if path else Path(tempfile.mkdtemp(prefix="sqlanon-demo-")) / "demo.db"
+    url = d.create(target, rows)
+    click.echo(f"demo database: {target} (patients: seed 001 Tabelle 1; clinic: {rows} synthetic rows)\n")
+    with api.connect(url, d.POLICY) as s:
+        raw = s.db.raw_connection()
+        try:
+            for sql in d.QUERIES:
+                click.echo(f"=== {sql}")
+                cur = raw.cursor()
+                cur.execute(sql)
+                click.echo("--- raw (what sqlanon never lets out):")
+                click.echo(_table([c[0] for c in cur.description], cur.fetchall(), show))
+                res = s.execute(sql)
+                click.echo("--- anonymized:")
+                click.echo(_table(res.columns, res.rows, show))
+                click.echo("--- report:")
+                click.echo(str(res.report) + "\n")
+        finally:
+            raw.close()

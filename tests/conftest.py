@@ -1,0 +1,109 @@
+"""Every test that touches SQL runs on SQLite, PostgreSQL and MariaDB/MySQL.
+
+Servers: a URL from the environment wins (SQLANON_TEST_POSTGRESQL_URL, SQLANON_TEST_MYSQL_URL);
+otherwise a Docker engine through testcontainers; otherwise local server binaries started in a
+temp directory. With CI=true a backend that cannot be had is an error, never a skip.
+Each test gets a fresh, empty database.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests.servers import docker, local
+
+ALL = ("sqlite", "postgresql", "mysql")
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+_counter = itertools.count()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backends", default=os.environ.get("SQLANON_TEST_BACKENDS", ",".join(ALL)),
+                     help="comma-separated subset of sqlite,postgresql,mysql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        chosen = [b.strip() for b in metafunc.config.getoption("--backends").split(",") if b.strip()]
+        unknown = set(chosen) - set(ALL)
+        if unknown:
+            raise pytest.UsageError(f"unknown backends {sorted(unknown)}")
+        metafunc.parametrize("backend", chosen, scope="session")
+
+
+class ServerPool:
+    def __init__(self) -> None:
+        self.servers: dict[str, local.Server] = {}
+        self.errors: dict[str, str] = {}
+        self.docker = None
+
+    def admin_url(self, backend: str) -> str:
+        if backend in self.servers:
+            return self.servers[backend].url
+        if backend in self.errors:
+            self._unavailable(backend, self.errors[backend])
+        env = os.environ.get(f"SQLANON_TEST_{backend.upper()}_URL")
+        try:
+            if env:
+                self.servers[backend] = local.Server(env, lambda: None)
+            else:
+                if self.docker is None:
+                    self.docker = docker.engine_available()
+                if self.docker:
+                    start = docker.start_postgres if backend == "postgresql" else docker.start_mysql
+                else:
+                    start = local.start_postgres if backend == "postgresql" else local.start_mariadb
+                self.servers[backend] = start()
+        except Exception as e:  # noqa: BLE001 - reported below, as an error in CI
+            self.errors[backend] = f"{type(e).__name__}: {e}"
+            self._unavailable(backend, self.errors[backend])
+        return self.servers[backend].url
+
+    @staticmethod
+    def _unavailable(backend: str, why: str) -> None:
+        msg = f"{backend} server unavailable: {why}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+
+    def stop(self) -> None:
+        for s in self.servers.values():
+            s.stop()
+
+
+@pytest.fixture(scope="session")
+def servers():
+    pool = ServerPool()
+    yield pool
+    pool.stop()
+
+
+@pytest.fixture
+def db_url(backend: str, servers: ServerPool, tmp_path: Path):
+    """URL of a fresh, empty database on ``backend``."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    admin = sa.engine.make_url(servers.admin_url(backend))
+    name = f"sqlanon_t{os.getpid()}_{next(_counter)}"
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    quoted = engine.dialect.identifier_preparer.quote_identifier(name)
+    with engine.connect() as c:
+        c.exec_driver_sql("CREATE DATABASE " + quoted)
+    engine.dispose()
+    yield admin.set(database=name).render_as_string(hide_password=False)
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as c:
+        c.exec_driver_sql("DROP DATABASE " + quoted + (" WITH (FORCE)" if backend == "postgresql" else ""))
+    engine.dispose()
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"shared data not found at {SHARED}", pytrace=False)
+    return SHARED

@@ -1,0 +1,55 @@
+"""Test helpers: load tables portably, and judge released rows in plain Python.
+
+The checker is independent of sqlanon's SQL: it groups the returned rows by their released
+quasi-identifier values, exactly as an attacker reads them (byte for byte), and counts.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from fractions import Fraction
+from typing import Any, Iterable, Sequence
+
+import sqlalchemy as sa
+
+TYPES = {"int": sa.Integer, "text": lambda: sa.String(100), "float": sa.Float, "date": sa.Date}
+
+
+def load_table(url: str, name: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> None:
+    engine = sa.create_engine(url)
+    md = sa.MetaData()
+    table = sa.Table(name, md, *[sa.Column(c, TYPES[t]()) for c, t in columns])
+    md.create_all(engine)
+    names = [c for c, _ in columns]
+    batch = [dict(zip(names, r)) for r in rows]
+    with engine.begin() as conn:
+        for i in range(0, len(batch), 5000):
+            conn.execute(table.insert(), batch[i:i + 5000])
+    engine.dispose()
+
+
+def classes(rows: Sequence[Sequence[Any]], qi: Sequence[int]) -> dict[tuple, list[Sequence[Any]]]:
+    out: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        out[tuple(r[i] for i in qi)].append(r)
+    return out
+
+
+def min_class(rows: Sequence[Sequence[Any]], qi: Sequence[int]) -> int:
+    return min((len(v) for v in classes(rows, qi).values()), default=0)
+
+
+def max_share(rows: Sequence[Sequence[Any]], qi: Sequence[int], sens: int, protect: Sequence[Any] | None) -> Fraction:
+    worst = Fraction(0)
+    for members in classes(rows, qi).values():
+        counts = Counter(r[sens] for r in members)
+        for value, n in counts.items():
+            if protect is None or value in protect:
+                worst = max(worst, Fraction(n, len(members)))
+    return worst
+
+
+def assert_alpha_k(rows, qi, sens, k: int, alpha: float | None, protect=None) -> None:
+    assert min_class(rows, qi) >= k or not rows, f"a class smaller than k={k}"
+    if alpha is not None and rows:
+        a = Fraction(alpha).limit_denominator(10**6)
+        assert max_share(rows, qi, sens, protect) <= a, f"a protected value above alpha={alpha}"
