@@ -58,12 +58,9 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
 
     tp = policy.for_table(protected[0].name)
     assert tp is not None
-    if len(tables) > 1:
-        raise QueryRejected("join" if tree.find(exp.Join) else "several tables",
-                            f"protected table {tp.table} with other tables")
-    if not isinstance(tree, exp.Select):
-        check_protected(tree, tp.table)  # names the set operation
-    check_protected(tree, tp.table)
+    check_protected(tree, tp.table)  # names the first construct it does not understand
+    if len(tables) > 1 or not isinstance(tree, exp.Select):
+        raise QueryRejected("several tables", f"protected table {tp.table} with other tables")
     table = protected[0]
     alias = table.alias_or_name
     _expand_stars(tree, tp, alias)
