@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -82,11 +84,11 @@ def servers():
     pool.stop()
 
 
-@pytest.fixture
-def db_url(backend: str, servers: ServerPool, tmp_path: Path):
-    """URL of a fresh, empty database on ``backend``."""
+@contextmanager
+def fresh_database(backend: str, servers: ServerPool, tmp: Path) -> Iterator[str]:
+    """URL of a fresh, empty database on ``backend``, dropped afterwards."""
     if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'test.db'}"
+        yield f"sqlite:///{tmp / 'test.db'}"
         return
     admin = sa.engine.make_url(servers.admin_url(backend))
     name = f"sqlanon_t{os.getpid()}_{next(_counter)}"
@@ -94,15 +96,21 @@ def db_url(backend: str, servers: ServerPool, tmp_path: Path):
     quoted = engine.dialect.identifier_preparer.quote_identifier(name)
     with engine.connect() as c:
         c.exec_driver_sql("CREATE DATABASE " + quoted)
-    engine.dispose()
-    yield admin.set(database=name).render_as_string(hide_password=False)
-    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
-    with engine.connect() as c:
-        c.exec_driver_sql("DROP DATABASE " + quoted + (" WITH (FORCE)" if backend == "postgresql" else ""))
-    engine.dispose()
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with engine.connect() as c:
+            c.exec_driver_sql("DROP DATABASE " + quoted + (" WITH (FORCE)" if backend == "postgresql" else ""))
+        engine.dispose()
 
 
 @pytest.fixture
+def db_url(backend: str, servers: ServerPool, tmp_path: Path) -> Iterator[str]:
+    with fresh_database(backend, servers, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"shared data not found at {SHARED}", pytrace=False)

@@ -53,3 +53,22 @@ def assert_alpha_k(rows, qi, sens, k: int, alpha: float | None, protect=None) ->
     if alpha is not None and rows:
         a = Fraction(alpha).limit_denominator(10**6)
         assert max_share(rows, qi, sens, protect) <= a, f"a protected value above alpha={alpha}"
+
+
+ADULT_COLUMNS = [("age", "int"), ("workclass", "text"), ("fnlwgt", "int"), ("education", "text"),
+                 ("education_num", "int"), ("marital_status", "text"), ("occupation", "text"),
+                 ("relationship", "text"), ("race", "text"), ("sex", "text"), ("capital_gain", "int"),
+                 ("capital_loss", "int"), ("hours_per_week", "int"), ("native_country", "text"), ("income", "text")]
+
+
+def read_adult(path) -> list[tuple]:
+    """UCI adult.data: ', '-separated, no header, '?' for missing (loaded as NULL)."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) != 15:
+                continue
+            rows.append(tuple(None if p == "?" else (int(p) if t == "int" else p)
+                              for p, (_, t) in zip(parts, ADULT_COLUMNS)))
+    return rows

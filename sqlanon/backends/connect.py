@@ -84,6 +84,16 @@ def open_database(url: str) -> Database:
     engine = sa.create_engine(u, **kwargs)
     backend = cls()
 
+    try:
+        with engine.connect() as c:
+            backend.server_version = str(c.exec_driver_sql(VERSION_SQL[cls.name]).scalar())
+    except sa.exc.DBAPIError as e:
+        engine.dispose()
+        raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
+    # Session settings depend on the server (MariaDB or MySQL): every pooled connection from
+    # here on gets them; the probe connection above is closed, never reused.
+    engine.dispose()
+
     @sa.event.listens_for(engine, "connect")
     def _setup(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
@@ -92,12 +102,6 @@ def open_database(url: str) -> Database:
         finally:
             cur.close()
 
-    try:
-        with engine.connect() as c:
-            backend.server_version = str(c.exec_driver_sql(VERSION_SQL[cls.name]).scalar())
-    except sa.exc.DBAPIError as e:
-        engine.dispose()
-        raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
     db = Database(url=u.render_as_string(hide_password=True), engine=engine, backend=backend)
     db.refresh_schema()
     return db

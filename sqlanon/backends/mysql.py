@@ -42,6 +42,10 @@ class MySQLBackend(Backend):
             "SET SESSION sql_mode = REPLACE(REPLACE(@@sql_mode, 'ANSI_QUOTES', ''), "
             "'NO_BACKSLASH_ESCAPES', '')"
         )
+        if self.is_mariadb:
+            # Pipeline temp tables carry no indexes: allow hash joins (BNLH) instead of block
+            # nested loops, which are quadratic in the frequency table's size.
+            cursor.execute("SET SESSION join_cache_level = 8")
         cursor.execute("SET SESSION tmp_table_size = 536870912")
         cursor.execute("SET SESSION max_heap_table_size = 536870912")
         cursor.execute("SET SESSION sort_buffer_size = 33554432")
