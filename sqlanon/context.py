@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from sqlglot import exp
 
 from sqlanon.backends.connect import Database
+from sqlanon.errors import BackendError
 
 
 @dataclass
@@ -74,7 +75,11 @@ class RunContext:
             return None
         cur = self._conn.cursor()
         t0 = time.perf_counter()
-        cur.execute(sql)
+        try:
+            cur.execute(sql)
+        except Exception as e:  # noqa: BLE001 - every driver has its own error tree
+            cur.close()
+            raise BackendError(f"the database refused a statement of stage {self.stage}: {e}") from e
         rec.seconds = time.perf_counter() - t0
         return cur
 

@@ -87,25 +87,32 @@ class AlphaK:
         lnames = [f"l_{i}" for i in range(m)]
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
-        cells = ctx.create_temp("cells", render(
-            "alpha_k/cells", src=src,
-            qis=[exp.alias_(exp.Min(this=col(q.column)), f"q_{i}") for i, q in enumerate(frag.qis)]))
+        # Every level below the root is computed once per cell here, so that each search round
+        # groups by plain columns instead of re-evaluating long CASE chains.
+        levels_of_cells = [
+            exp.alias_(be.binary_text(hs[i].expr(exp.Min(this=col(q.column)), lv)), f"g_{i}_{lv}")
+            for i, q in enumerate(frag.qis) for lv in range(hs[i].height)
+        ]
+        cells = ctx.create_temp("cells", render("alpha_k/cells", src=src, qis=levels_of_cells))
         assign = ctx.create_temp("assign", render(
             "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
         rem = ctx.create_temp("rem_0", render("alpha_k/rem_init", cells=cells))
 
-        def gen(i: int, level: int) -> exp.Expression:
-            return be.binary_text(hs[i].expr(col(f"q_{i}", "c"), level))
+        def gen(i: int, level: int) -> exp.Column:
+            return col(f"g_{i}_{level}", "c")
 
         lam = [0] * m
         step = 0
         while True:
             step += 1
             top = all(lam[i] == hs[i].height for i in range(m))
-            gens = [gen(i, lam[i]) for i in range(m)]
+            gens = [gen(i, lam[i]) for i in range(m) if lam[i] < hs[i].height]  # the root is one value
             levels = [lit(v) for v in lam]
+            # one class when every attribute is at the root (MariaDB wants an ORDER BY in DENSE_RANK)
+            cls = exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=g) for g in gens])) \
+                if gens else lit(1)
             stat = ctx.create_temp(f"stat_{step}", render(
-                "alpha_k/stat", rem=rem, cells=cells, gens=gens, gens_sv=gens + [col("sv", "c")]))
+                "alpha_k/stat", rem=rem, cells=cells, cls=cls, gens=gens, gens_sv=gens + [col("sv", "c")]))
             classes = ctx.create_temp(f"classes_{step}", render(
                 "alpha_k/classes", stat=stat, k=k, num=num, den=den))
             vals = ctx.create_temp(f"vals_{step}", render("alpha_k/vals", stat=stat, classes=classes, k=k))
@@ -118,8 +125,10 @@ class AlphaK:
             if not top:
                 remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat))
                 scratch.append(remvals)
-                total = int(ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(stat, quoted=True))) or 0)
-                most = int(ctx.scalar(exp.select(exp.Max(this=col("r"))).from_(exp.to_table(remvals, quoted=True))) or 0)
+                total, most = (int(v or 0) for v in ctx.query(exp.select(
+                    exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(stat, quoted=True)).subquery(),
+                    exp.select(exp.Max(this=col("r"))).from_(exp.to_table(remvals, quoted=True)).subquery(),
+                ))[0]) if ctx.live else (0, 0)
                 # The budget only keeps a feasible remainder feasible; when the selection cannot be
                 # one (α,k) class even at the root, suppression is unavoidable and it is skipped.
                 if total >= self.req.k and most * self.den <= self.num * total:
@@ -138,11 +147,10 @@ class AlphaK:
             if not left:
                 break
             candidates = [i for i in range(m) if lam[i] < hs[i].height]
-            entropy = {
-                i: float(ctx.scalar(render("alpha_k/entropy", rem=rem, cells=cells, total=lit(int(left)),
-                                           gen=gen(i, lam[i]))) or 0.0)
-                for i in candidates
-            }
+            parts_h = [render("alpha_k/entropy", attr=lit(i), rem=rem, cells=cells, total=lit(int(left)),
+                              gen=gen(i, lam[i])) for i in candidates]
+            entropy = {int(i): float(h or 0.0) for i, h in ctx.query(exp.union(*parts_h, distinct=False)
+                                                                      if len(parts_h) > 1 else parts_h[0])}
             lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
 
         ranges = ctx.create_temp("ranges", render("alpha_k/ranges", assign=assign, levels=list(lnames)))

@@ -1,0 +1,209 @@
+"""Benchmark of the (α,k) stage: in the database (sqlanon) against the client-side alternative.
+
+For each backend it loads UCI Adult (32,561 rows, '?' kept as a value) and a synthetic
+1,000,000-row Adult-like table (Adult repeated with ages shifted by -2..+2, built inside the
+database), then measures in fresh subprocesses, so that peak memory is per measurement:
+
+- ``spec``: sqlanon, k=5, α=0.5 on income = '>50K', QI = age, education, marital_status, race,
+  sex, native_country (ARX hierarchies), the issue's target configuration;
+- ``occupation``: sqlanon, k=5, α=0.5 on every occupation value, and the client-side
+  alternative on the same data: fetch the rows with the driver, anonymize with anjana
+  (pandas). Figures are reported as ratios to that baseline, measured in the same run.
+
+Usage:  python benchmarks/alpha_k.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
+        [--skip-client] [--json out.json]
+Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
+start them. Needs ``pip install -e '.[bench]'``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers import ADULT_COLUMNS, load_table  # noqa: E402
+from tests.servers import local  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data" / "adult"
+QIS = ["age", "education", "marital_status", "race", "sex", "native_country"]
+HIER = {"age": "age", "education": "education", "marital_status": "marital-status", "race": "race",
+        "sex": "sex", "native_country": "native-country"}
+
+
+def read_adult_raw() -> list[tuple]:
+    rows = []
+    with open(SHARED / "adult.data", encoding="utf-8") as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 15:
+                rows.append(tuple(int(p) if t == "int" else p for p, (_, t) in zip(parts, ADULT_COLUMNS)))
+    return rows
+
+
+def hierarchies(tmp: Path) -> dict[str, Path]:
+    """ARX hierarchies plus a row for '?' (missing), which Adult has and ARX does not cover."""
+    out = {}
+    for col, name in HIER.items():
+        src = (SHARED / "hierarchies" / f"adult_hierarchy_{name}.csv").read_text(encoding="utf-8").rstrip("\n")
+        width = len(src.splitlines()[0].split(";"))
+        if col != "age":
+            src += "\n" + ";".join(["?"] * (width - 1) + ["*"])
+        path = tmp / f"{col}.csv"
+        path.write_text(src + "\n", encoding="utf-8")
+        out[col] = path
+    return out
+
+
+def policy(hpaths: dict[str, Path], sensitive: str, protect: object) -> dict:
+    others = [c for c, _ in ADULT_COLUMNS if c not in QIS and c != sensitive]
+    return {"tables": {t: {
+        "quasi_identifiers": {c: {"type": "taxonomy", "file": str(hpaths[c])} for c in QIS},
+        "sensitive": {sensitive: {"type": "categorical"}},
+        "insensitive": others,
+        "privacy": {"k": 5, "alpha": {"value": 0.5, "protect": protect}, "max_suppression": 0.2},
+    } for t in ("adult", "adult1m")}}
+
+
+def prepare(url: str) -> None:
+    engine = sa.create_engine(url)
+    insp = sa.inspect(engine)
+    if not insp.has_table("adult"):
+        load_table(url, "adult", ADULT_COLUMNS, read_adult_raw())
+    if not insp.has_table("adult1m"):
+        md = sa.MetaData()
+        adult = sa.Table("adult", md, autoload_with=engine)
+        copies = sa.Table("copies", md, sa.Column("c", sa.Integer))
+        big = sa.Table("adult1m", md, *[sa.Column(c.name, c.type) for c in adult.columns])
+        md.create_all(engine, tables=[copies, big])
+        with engine.begin() as conn:
+            conn.execute(copies.insert(), [{"c": i} for i in range(31)])
+            shifted = sa.case((adult.c.age + copies.c.c % 5 - 2 < 17, 17),
+                              (adult.c.age + copies.c.c % 5 - 2 > 90, 90),
+                              else_=adult.c.age + copies.c.c % 5 - 2)
+            cols = [shifted if c.name == "age" else c for c in adult.columns]
+            sel = sa.select(*cols).select_from(adult.join(copies, sa.true())).limit(1_000_000)
+            conn.execute(big.insert().from_select([c.name for c in adult.columns], sel))
+    engine.dispose()
+
+
+# -- measurements, each in its own process -------------------------------------------------
+def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, protect: object) -> dict:
+    import sqlanon
+
+    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, sensitive, protect)
+    cols = ", ".join(QIS + [sensitive])
+    # every QI released, few rows fetched: the cost measured is the stage, not the transfer
+    sql = "SELECT " + cols + ", COUNT(*) AS n FROM " + table + " GROUP BY " + cols
+    t0 = time.perf_counter()
+    with sqlanon.connect(url, pol) as db:
+        t1 = time.perf_counter()
+        res = db.execute(sql)
+    wall = time.perf_counter() - t1
+    rep = res.report
+    stage = sum(v for k, v in rep.seconds.items() if k in ("pushdown", "anonymize", "verify"))
+    return {"seconds": round(stage, 3), "wall": round(wall, 3), "connect": round(t1 - t0, 3),
+            "rows_in": rep.rows_in, "suppressed": rep.rows_suppressed, "kl_sum": round(rep.kl_sum, 4),
+            "statements": rep.statements, "peak_rss_mb": _rss()}
+
+
+def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
+    import pandas as pd
+    from anjana.anonymity import alpha_k_anonymity
+
+    engine = sa.create_engine(url)
+    cols = QIS + [sensitive]
+    t0 = time.perf_counter()
+    tab = sa.Table(table, sa.MetaData(), autoload_with=engine)
+    raw = engine.raw_connection()
+    cur = raw.cursor()
+    cur.execute(str(sa.select(*[tab.c[c] for c in cols]).compile(engine)))
+    rows = cur.fetchall()
+    raw.close()
+    fetch = time.perf_counter() - t0
+    df = pd.DataFrame(rows, columns=cols)
+    hier = {c: dict(pd.read_csv(Path(hdir) / f"{c}.csv", header=None, sep=";")) for c in QIS}
+    t1 = time.perf_counter()
+    out = alpha_k_anonymity(df, [], QIS, sensitive, 5, 0.5, 20, hier)
+    anon = time.perf_counter() - t1
+    return {"seconds": round(fetch + anon, 3), "fetch": round(fetch, 3), "anonymize": round(anon, 3),
+            "rows_in": len(df), "suppressed": len(df) - len(out), "peak_rss_mb": _rss()}
+
+
+def _rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def child(kind: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", kind, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backends", default="sqlite,postgresql,mysql")
+    ap.add_argument("--sizes", default="adult,1m")
+    ap.add_argument("--skip-client", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--child", nargs="+")
+    a = ap.parse_args()
+    if a.child:
+        kind, *rest = a.child
+        if kind == "sqlanon":
+            url, table, hdir, sens, protect = rest
+            print(json.dumps(measure_sqlanon(url, table, hdir, sens, json.loads(protect))))
+        else:
+            url, table, hdir, sens = rest
+            print(json.dumps(measure_client(url, table, hdir, sens)))
+        return
+
+    tmp = Path(tempfile.mkdtemp(prefix="sqlanon-bench-"))
+    hdir = str(tmp)
+    hierarchies(tmp)
+    results = []
+    stops = []
+    for backend in a.backends.split(","):
+        if backend == "sqlite":
+            url = f"sqlite:///{tmp / 'bench.db'}"
+        else:
+            url = os.environ.get(f"SQLANON_TEST_{backend.upper()}_URL")
+            if not url:
+                server = local.start_postgres() if backend == "postgresql" else local.start_mariadb()
+                stops.append(server.stop)
+                url = server.url
+        t0 = time.perf_counter()
+        prepare(url)
+        print(f"[{backend}] data ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        for size in a.sizes.split(","):
+            table = "adult" if size == "adult" else "adult1m"
+            row = {"backend": backend, "table": table}
+            row["spec"] = child("sqlanon", url, table, hdir, "income", json.dumps([">50K"]))
+            row["occupation"] = child("sqlanon", url, table, hdir, "occupation", json.dumps("all"))
+            if not a.skip_client:
+                row["client"] = child("client", url, table, hdir, "occupation")
+                base = row["client"].get("seconds")
+                if base and "seconds" in row["occupation"]:
+                    row["occupation"]["ratio_to_client"] = round(row["occupation"]["seconds"] / base, 3)
+            print(json.dumps(row), file=sys.stderr)
+            results.append(row)
+    for stop in stops:
+        stop()
+    print(json.dumps(results, indent=2))
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Policy files: every fault is reported with the table, the column and what is wrong."""
+from __future__ import annotations
+
+import pytest
+
+from sqlanon import PolicyError, load_policy
+from sqlanon.hierarchy import TaxonomyHierarchy
+
+GOOD = {"tables": {"patients": {
+    "identifiers": ["name"],
+    "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10]}, "zip": {"type": "mask", "levels": [1, 2]}},
+    "sensitive": {"disease": {}},
+    "privacy": {"k": 3, "alpha": {"value": 0.5, "protect": ["HIV"]}},
+}}}
+
+
+def broken(**changes):
+    import copy
+
+    p = copy.deepcopy(GOOD)
+    t = p["tables"]["patients"]
+    for path, value in changes.items():
+        keys = path.split("__")
+        node = t
+        for k in keys[:-1]:
+            node = node[k]
+        node[keys[-1]] = value
+    return p
+
+
+@pytest.mark.parametrize("changes,table,column,words", [
+    ({"privacy__k": 1}, "patients", None, "k must be an integer >= 2"),
+    ({"privacy__alpha": {"value": 1.5}}, "patients", None, "alpha must be in (0, 1]"),
+    ({"privacy__alpha": {"value": 0.5, "protect": "some"}}, "patients", "disease", "protect"),
+    ({"privacy__max_suppression": 2}, "patients", None, "max_suppression"),
+    ({"privacy__method": "magic"}, "patients", None, "method 'magic'"),
+    ({"privacy__l": {"value": 2}}, "patients", None, "l-diversity is not available"),
+    ({"quasi_identifiers__age": {"type": "interval", "levels": [10, 5]}}, "patients", "age", "rising"),
+    ({"quasi_identifiers__age": {"type": "colour"}}, "patients", "age", "unknown hierarchy type"),
+    ({"quasi_identifiers__zip": {"type": "taxonomy", "file": "nope.csv"}}, "patients", "zip", "not found"),
+    ({"quasi_identifiers__zip": {"type": "date", "levels": ["year", "month"]}}, "patients", "zip", "rising subset"),
+    ({"insensitive": ["age"]}, "patients", "age", "named as quasi-identifier and as insensitive"),
+    ({"colour": 1}, "patients", None, "unknown keys"),
+])
+def test_policy_errors_name_table_and_column(changes, table, column, words):
+    with pytest.raises(PolicyError) as e:
+        load_policy(broken(**changes))
+    assert e.value.table == table and e.value.column == column
+    assert words in str(e.value)
+
+
+def test_good_policy_loads():
+    p = load_policy(GOOD).for_table("patients")
+    assert p.releasable == ("age", "zip", "disease")
+    assert p.requirement.alpha.protect == ("HIV",)
+
+
+def test_policy_file_paths_are_relative_to_the_file(tmp_path):
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "c.csv").write_text("a;x;*\nb;x;*\nc;y;*\n")
+    (tmp_path / "p.yml").write_text(
+        "tables:\n  t:\n    quasi_identifiers:\n      c: {type: taxonomy, file: h/c.csv}\n")
+    h = load_policy(tmp_path / "p.yml").for_table("t").qi("c").hierarchy
+    assert isinstance(h, TaxonomyHierarchy) and h.height == 2 and h.leaves == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("rows,words", [
+    ([["a", "x", "*"], ["b", "*"]], "different numbers of levels"),
+    ([["a", "x", "*"], ["a", "y", "*"]], "listed twice"),
+    ([["a", "x", "r"], ["b", "x", "s"]], "one root"),
+    ([["a", "x", "p", "*"], ["b", "x", "q", "*"]], "two parents"),
+])
+def test_taxonomy_must_be_a_tree(rows, words):
+    from sqlanon.hierarchy import TaxonomyError
+
+    with pytest.raises(TaxonomyError, match=words):
+        TaxonomyHierarchy(rows)
+
+
+def test_arx_hierarchies_of_adult_load(shared):
+    for f in (shared / "data" / "adult" / "hierarchies").glob("*.csv"):
+        h = TaxonomyHierarchy.from_csv(f)
+        assert h.height >= 1 and h.top_label == "*"
+
+
+def test_overrides_only_tighten():
+    req = load_policy(GOOD).for_table("patients").requirement
+    assert req.tightened(k=5).k == 5
+    with pytest.raises(PolicyError, match="weaker"):
+        req.tightened(k=2)
+    with pytest.raises(PolicyError, match="weaker"):
+        req.tightened(alpha=0.9)
