@@ -67,17 +67,22 @@ class AlphaK:
 
     # -- pushdown ---------------------------------------------------------------------------
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
+        """The sensitive value, its protected flag, and the cell key: an injective text encoding
+        of the QI values and the sensitive value (length-prefixed, '~' for NULL), so that cells
+        are found by one hash aggregate and rows meet their cell by one hash join."""
         be = ctx.backend
         alpha = self.req.alpha
         sv = frag.source(alpha.attribute, be) if alpha else lit(0)
-        keys = [frag.source(q.column, be) for q in frag.qis] + [sv]
-        cell = exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=k.copy()) for k in keys]))
-        rn = exp.Window(this=exp.RowNumber(), partition_by=[k.copy() for k in keys],
-                        order=exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
-        return [
-            exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(frag, self.req, sv), "_sa_p"),
-            exp.alias_(cell, "_sa_cell"), exp.alias_(rn, "_sa_rn"),
-        ]
+        parts: list[exp.Expression] = []
+        for e in [frag.source(q.column, be) for q in frag.qis] + [sv]:
+            text = be.binary_text(exp.cast(e.copy(), "TEXT"))
+            parts.append(exp.Case(
+                ifs=[exp.If(this=exp.Is(this=e.copy(), expression=exp.Null()), true=exp.Literal.string("~"))],
+                default=exp.Concat(expressions=[exp.cast(exp.Length(this=text.copy()), "TEXT"),
+                                                exp.Literal.string(":"), text], safe=True)))
+        key = be.binary_text(exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0])
+        return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(frag, self.req, sv), "_sa_p"),
+                exp.alias_(key, "_sa_key")]
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -153,13 +158,22 @@ class AlphaK:
                                                                       if len(parts_h) > 1 else parts_h[0])}
             lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
 
-        ranges = ctx.create_temp("ranges", render("alpha_k/ranges", assign=assign, levels=list(lnames)))
-        columns = []
+        # The release plan as row ranges per cell, with each range's released QI values
+        # computed here on the small table, so the full rows are only joined and copied.
+        labels = [exp.alias_(
+            exp.Case(ifs=[exp.If(this=col(lnames[i], "r").eq(lv), true=col(f"g_{i}_{lv}", "c"))
+                          for lv in range(hs[i].height)], default=exp.Literal.string(hs[i].top_label)),
+            f"label_{i}") for i in range(m)]
+        plan = ctx.create_temp("plan", render("alpha_k/plan", assign=assign, cells=cells, labels=labels,
+                                              levels=list(lnames)))
+        ranked = ctx.create_temp("ranked", render("alpha_k/ranked", src=src, plan=plan))
+        whole_cols, split_cols = [], []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
-            value = col(c, "s") if i is None else be.binary_text(hs[i].case(col(c, "s"), col(lnames[i], "a")))
-            columns.append(exp.alias_(value, c, quoted=True))
-        released = ctx.create_temp("released", render("alpha_k/release", columns=columns, src=src, ranges=ranges))
+            whole_cols.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
+            split_cols.append(exp.alias_(col(c, "r") if i is None else col(f"label_{i}", "p"), c, quoted=True))
+        released = ctx.create_temp("released", render(
+            "alpha_k/release", whole_columns=whole_cols, split_columns=split_cols, src=src, ranked=ranked, plan=plan))
 
         histogram: dict[str, dict[int, int]] = {q.column: {} for q in frag.qis}
         if m:
@@ -168,6 +182,6 @@ class AlphaK:
             for row in rows:
                 for i, q in enumerate(frag.qis):
                     histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
-        ctx.drop(rem, ranges, assign, cells)
+        ctx.drop(rem, ranked, plan, assign, cells)
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{step} search round(s) on the frequency table"])

@@ -18,19 +18,23 @@ from sqlanon.policy.model import QuasiIdentifier
 from sqlanon.sql.templates import col, render
 
 
-def kl_divergence(qi: QuasiIdentifier, src: str, released: str, rows_in: int, ctx: RunContext) -> float:
+def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str, released_name: str,
+                  rows_in: int, ctx: RunContext) -> float:
+    """D_N of one QI from the frequency tables of the selection (original values, column named
+    as the QI) and of the release (released values, column ``released_name``)."""
     be = ctx.backend
     h = qi.hierarchy
-    dom = ctx.create_temp("kl_dom",
-                          exp.select(exp.alias_(col(qi.column), "v")).distinct().from_(exp.to_table(src, quoted=True)))
+    dom = ctx.create_temp("kl_dom", exp.select(exp.alias_(col(qi.column), "v")).distinct()
+                          .from_(exp.to_table(selection_cells, quoted=True)))
     levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl"))
               .from_(exp.to_table(dom, quoted=True)) for lv in range(h.height + 1)]
     union = levels[0]
     for s in levels[1:]:
         union = exp.union(union, s, distinct=True)
     labels = ctx.create_temp("kl_lab", exp.select("*").from_(union.subquery("u")))
-    row = ctx.query(render("verify/kl", v=col(qi.column), src=src, labels=labels, released=released,
-                           released_value=be.binary_text(col(qi.column)), n=exp.Literal.number(rows_in)))
+    row = ctx.query(render("verify/kl", v=col(qi.column), selection_cells=selection_cells, labels=labels,
+                           released_cells=released_cells, released_value=col(released_name),
+                           n=exp.Literal.number(rows_in)))
     ctx.drop(labels, dom)
     if not row or row[0][0] is None:
         return 0.0

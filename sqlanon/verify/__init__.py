@@ -68,13 +68,22 @@ def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: 
     for c in criteria:
         aggs.update(c.aggregates())
     qis = [be.binary_text(col(q.column)) for q in frag.qis]
-    sv = be.binary_text(col(req.alpha.attribute)) if req.alpha else exp.Literal.number(0)
-    stats = render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
-                   qis=[exp.alias_(q, f"_q{i}") for i, q in enumerate(qis)], qis_group=qis,
-                   qis_names=[exp.column(f"_q{i}") for i in range(len(qis))],
-                   sv=[sv] if req.alpha else [], p=protected_flag(req, sv), released=release.table)
-    rows = ctx.query(stats)
-    m.rows_in = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(src, quoted=True))) or 0)
+    names = [f"_q{i}" for i in range(len(qis))]
+    sv: exp.Expression = exp.Literal.number(0)
+    if req.alpha:
+        sv = col(req.alpha.attribute)
+        sv = be.binary_text(sv) if req.alpha.attribute in frag.text_columns else sv
+    released_cells = ctx.create_temp("released_cells", render(
+        "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
+        sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
+        p=protected_flag(req, sv), released=release.table))
+    raw = [col(q.column) for q in frag.qis]
+    selection_cells = ctx.create_temp("selection_cells", render(
+        "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
+    rows = ctx.query(render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
+                            qis=[col(n) for n in names], released_cells=released_cells))
+    m.rows_in = int(ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
+                               .from_(exp.to_table(selection_cells, quoted=True))) or 0)
     if not ctx.live:
         return m
     values = dict(zip(aggs, rows[0])) if rows else {}
@@ -86,8 +95,9 @@ def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: 
         m.verdicts = [c.judge(values) for c in criteria]
     else:
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
-    for q in frag.qis:
-        m.kl[q.column] = kl_divergence(q, src, release.table, m.rows_in, ctx)
+    for i, q in enumerate(frag.qis):
+        m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
+    ctx.drop(released_cells, selection_cells)
     return m
 
 

@@ -109,15 +109,14 @@ def test_k2_table_of_seed_000(db_url):
 def test_kl_divergence_example_of_section_6_1(db_url):
     """Seed 001 Abbildung 24 / Tabelle 9 (LLBW11): of eight tuples, one of [1,4] is suppressed;
     D(A'_1||A''_1) = 0.5·log2(0.5/0.375) = 0.2075 and H(A'_1) = 1, so D_N = 0.21."""
-    original = [("[1,4]",)] * 4 + [("[5,8]",)] * 4
-    released = [("[1,4]",)] * 3 + [("[5,8]",)] * 4
-    load_table(db_url, "orig", [("a1", "text")], original)
-    load_table(db_url, "rel", [("a1", "text")], released)
+    # the frequency tables verify/ builds: original values of the selection, released values
+    load_table(db_url, "orig", [("a1", "text"), ("cnt", "int")], [("[1,4]", 4), ("[5,8]", 4)])
+    load_table(db_url, "rel", [("_q0", "text"), ("cnt", "int")], [("[1,4]", 3), ("[5,8]", 4)])
     db = open_database(db_url)
     try:
         qi = QuasiIdentifier("a1", SuppressHierarchy())
         with RunContext(db) as ctx:
-            d_n = kl_divergence(qi, "orig", "rel", 8, ctx)
+            d_n = kl_divergence(qi, "orig", "rel", "_q0", 8, ctx)
     finally:
         db.dispose()
     assert abs(d_n - 0.5 * math.log2(0.5 / 0.375)) < 1e-9

@@ -6,10 +6,10 @@
 WITH _sa_w AS (
   SELECT c.lbl, r.cnt * 1.0 / c.c AS w
   FROM (SELECT lbl, COUNT(*) AS c FROM :labels GROUP BY lbl) AS c
-  JOIN (SELECT :released_value AS lbl, COUNT(*) AS cnt FROM :released GROUP BY :released_value) AS r
+  JOIN (SELECT :released_value AS lbl, SUM(cnt) AS cnt FROM :released_cells GROUP BY :released_value) AS r
     ON r.lbl = c.lbl
 ), _sa_pq AS (
-  SELECT :v AS v, COUNT(*) AS cnt, 0.0 AS mass FROM :src GROUP BY :v
+  SELECT :v AS v, SUM(cnt) AS cnt, 0.0 AS mass FROM :selection_cells GROUP BY :v
   UNION ALL
   SELECT lab.v, 0, _sa_w.w FROM :labels AS lab JOIN _sa_w ON _sa_w.lbl = lab.lbl
 ), _sa_vq AS (
