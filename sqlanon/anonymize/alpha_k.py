@@ -137,9 +137,15 @@ class AlphaK:
                 # The budget only keeps a feasible remainder feasible; when the selection cannot be
                 # one (α,k) class even at the root, suppression is unavoidable and it is skipped.
                 if total >= self.req.k and most * self.den <= self.num * total:
-                    bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals, partvals=partvals,
-                                            num=num, den=den, total=lit(total), k=k))
-                    limit = int(bad) if bad is not None else NO_LIMIT
+                    left_total, left_most = (int(v or 0) for v in (ctx.query(render(
+                        "alpha_k/full_take", total=lit(total), parts=parts, remvals=remvals,
+                        partvals=partvals)) or [(0, 0)])[0])
+                    full_ok = left_total == 0 or (left_total >= self.req.k
+                                                  and left_most * self.den <= self.num * left_total)
+                    if not full_ok:
+                        bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals,
+                                                partvals=partvals, num=num, den=den, total=lit(total), k=k))
+                        limit = int(bad) if bad is not None else NO_LIMIT
             takes = ctx.create_temp(f"takes_{step}", render(
                 "alpha_k/takes", stat=stat, parts=parts, partvals=partvals, limit_rank=lit(limit)))
             ctx.run(render("alpha_k/move_takes", assign=assign, takes=takes, step=lit(step), levels=levels))
@@ -152,10 +158,13 @@ class AlphaK:
             if not left:
                 break
             candidates = [i for i in range(m) if lam[i] < hs[i].height]
-            parts_h = [render("alpha_k/entropy", attr=lit(i), rem=rem, cells=cells, total=lit(int(left)),
-                              gen=gen(i, lam[i])) for i in candidates]
-            entropy = {int(i): float(h or 0.0) for i, h in ctx.query(exp.union(*parts_h, distinct=False)
-                                                                      if len(parts_h) > 1 else parts_h[0])}
+            remc = exp.select(col("n", "r"), *[gen(i, lam[i]).copy() for i in candidates]) \
+                .from_(exp.to_table(rem, quoted=True, alias="r")) \
+                .join(exp.to_table(cells, quoted=True, alias="c"), on=col("cell", "c").eq(col("cell", "r")))
+            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", total=lit(int(left)),
+                              gen=col(f"g_{i}_{lam[i]}")) for i in candidates]
+            union = exp.union(*parts_h, distinct=False) if len(parts_h) > 1 else parts_h[0]
+            entropy = {int(i): float(h or 0.0) for i, h in ctx.query(union.with_("_sa_remc", as_=remc))}
             lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
 
         # The release plan as row ranges per cell, with each range's released QI values
