@@ -22,7 +22,6 @@ from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import fragment, remainder
 from sqlanon.verify import enforce, verify
 
-STAGES = ("parse", "analyze", "plan", "pushdown", "anonymize", "verify", "finish")
 
 
 @dataclass
@@ -62,7 +61,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         with ctx.in_stage("anonymize"):
             release = method.run(frag, src, ctx)
         with ctx.in_stage("verify"):
-            measured = verify(frag, src, release, req, frac, ctx)
+            measured = verify(frag, src, release.table, req, frac, ctx)
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):

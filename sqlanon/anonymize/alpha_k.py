@@ -8,17 +8,21 @@ value, with its count), because every recoding decision depends only on those co
 round is a fixed handful of statements over small temp tables:
 
 1. classes of the remaining rows at the current levels (window functions);
-2. classes that satisfy k and α move to the release plan at these levels (line 6);
-3. the q_max step (lines 9–13): of each class that violates α only, its largest α-compliant part
-   moves too, as long as the rows left behind can still form one α-compliant class of at least
-   k rows at the root — so that fewer rows end up suppressed;
+2. the parts that may be released at these levels: whole classes that satisfy k and α
+   (line 6), and — the q_max step, lines 9–13 — the largest α-compliant part of each class
+   that violates α;
+3. the budget of q_max, applied to every part: parts leave, those with the highest protected
+   share first, only while the rows left behind can still form one α-compliant class of at
+   least k rows at the root (line 3's test); so the remainder never strands protected rows
+   without enough others to hide among, and fewer rows end up suppressed. When the selection
+   cannot meet that even at the root, suppression is unavoidable and the budget is skipped;
 4. the attribute with the highest entropy over the remaining rows is generalized one level
    (lines 15–16).
 
 At the root, what remains is one class; its α-compliant part is released if it has k rows, the
-rest is suppressed. The full rows are touched twice: once by the pushdown (which numbers the
-cells and the rows within each cell in random order) and once by the release, which joins the
-plan's row ranges and generalizes each row by its own levels with CASE.
+rest is suppressed. The full rows are read twice: by the pushdown, which adds an injective
+cell key, and by the release, which joins each row to its cell's plan by that key (rows of
+cells released in parts are first numbered in random order) and copies the plan's labels.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
+from sqlanon.criteria.alpha import protected_flag
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render
@@ -44,16 +49,6 @@ def alpha_fraction(value: float | None) -> Fraction:
 
 def lit(v: int | float) -> exp.Literal:
     return exp.Literal.number(v)
-
-
-def protected_flag(frag: Fragment, requirement: Requirement, sv: exp.Expression) -> exp.Expression:
-    alpha = requirement.alpha
-    if alpha is None:
-        return lit(0)
-    if alpha.protect is None:
-        return lit(1)
-    values = [exp.Literal.string(v) if isinstance(v, str) else lit(v) for v in alpha.protect]
-    return exp.Case(ifs=[exp.If(this=exp.In(this=sv.copy(), expressions=values), true=lit(1))], default=lit(0))
 
 
 class AlphaK:
@@ -81,7 +76,7 @@ class AlphaK:
                 default=exp.Concat(expressions=[exp.cast(exp.Length(this=text.copy()), "TEXT"),
                                                 exp.Literal.string(":"), text], safe=True)))
         key = be.binary_text(exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0])
-        return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(frag, self.req, sv), "_sa_p"),
+        return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(self.req.alpha, sv), "_sa_p"),
                 exp.alias_(key, "_sa_key")]
 
     # -- search -----------------------------------------------------------------------------

@@ -8,6 +8,18 @@ from fractions import Fraction
 from sqlglot import exp
 
 from sqlanon.criteria.base import Verdict
+from sqlanon.policy.model import Alpha
+
+
+def protected_flag(alpha: Alpha | None, sv: exp.Expression) -> exp.Expression:
+    """1 when the sensitive value ``sv`` is α-protected, else 0 (always 0 without α)."""
+    if alpha is None:
+        return exp.Literal.number(0)
+    if alpha.protect is None:
+        return exp.Literal.number(1)
+    values = [exp.Literal.string(v) if isinstance(v, str) else exp.Literal.number(v) for v in alpha.protect]
+    return exp.Case(ifs=[exp.If(this=exp.In(this=sv.copy(), expressions=values), true=exp.Literal.number(1))],
+                    default=exp.Literal.number(0))
 
 
 @dataclass(frozen=True)

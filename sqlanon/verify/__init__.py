@@ -11,9 +11,9 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
+from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.policy.model import Requirement
@@ -44,18 +44,7 @@ class Measurement:
         return all(v.ok for v in self.verdicts)
 
 
-def protected_flag(req: Requirement, sv: exp.Expression) -> exp.Expression:
-    a = req.alpha
-    if a is None:
-        return exp.Literal.number(0)
-    if a.protect is None:
-        return exp.Literal.number(1)
-    values = [exp.Literal.string(v) if isinstance(v, str) else exp.Literal.number(v) for v in a.protect]
-    return exp.Case(ifs=[exp.If(this=exp.In(this=sv.copy(), expressions=values), true=exp.Literal.number(1))],
-                    default=exp.Literal.number(0))
-
-
-def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: Fraction,
+def verify(frag: Fragment, src: str, released: str, req: Requirement, alpha: Fraction,
            ctx: RunContext) -> Measurement:
     be = ctx.backend
     m = Measurement()
@@ -76,7 +65,7 @@ def verify(frag: Fragment, src: str, release: Release, req: Requirement, alpha: 
     released_cells = ctx.create_temp("released_cells", render(
         "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
         sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
-        p=protected_flag(req, sv), released=release.table))
+        p=protected_flag(req.alpha, sv), released=released))
     raw = [col(q.column) for q in frag.qis]
     selection_cells = ctx.create_temp("selection_cells", render(
         "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
