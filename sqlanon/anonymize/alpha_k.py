@@ -36,7 +36,7 @@ from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, render
+from sqlanon.sql.templates import col, render, table
 
 #: larger than any rank: no budget applies
 NO_LIMIT = 2**31 - 1
@@ -126,8 +126,8 @@ class AlphaK:
                 remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat))
                 scratch.append(remvals)
                 total, most = (int(v or 0) for v in ctx.query(exp.select(
-                    exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(stat, quoted=True)).subquery(),
-                    exp.select(exp.Max(this=col("r"))).from_(exp.to_table(remvals, quoted=True)).subquery(),
+                    exp.select(exp.Sum(this=col("n"))).from_(table(stat)).subquery(),
+                    exp.select(exp.Max(this=col("r"))).from_(table(remvals)).subquery(),
                 ))[0]) if ctx.live else (0, 0)
                 # The budget only keeps a feasible remainder feasible; when the selection cannot be
                 # one (α,k) class even at the root, suppression is unavoidable and it is skipped.
@@ -149,13 +149,13 @@ class AlphaK:
             rem = new_rem
             if top:
                 break
-            left = ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(exp.to_table(rem, quoted=True)))
+            left = ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(table(rem)))
             if not left:
                 break
             candidates = [i for i in range(m) if lam[i] < hs[i].height]
             remc = exp.select(col("n", "r"), *[gen(i, lam[i]).copy() for i in candidates]) \
-                .from_(exp.to_table(rem, quoted=True, alias="r")) \
-                .join(exp.to_table(cells, quoted=True, alias="c"), on=col("cell", "c").eq(col("cell", "r")))
+                .from_(table(rem, "r")) \
+                .join(table(cells, "c"), on=col("cell", "c").eq(col("cell", "r")))
             parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", total=lit(int(left)),
                               gen=col(f"g_{i}_{lam[i]}")) for i in candidates]
             union = exp.union(*parts_h, distinct=False) if len(parts_h) > 1 else parts_h[0]
@@ -182,7 +182,7 @@ class AlphaK:
         histogram: dict[str, dict[int, int]] = {q.column: {} for q in frag.qis}
         if m:
             rows = ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
-                             .from_(exp.to_table(assign, quoted=True)).group_by(*[col(n) for n in lnames]))
+                             .from_(table(assign)).group_by(*[col(n) for n in lnames]))
             for row in rows:
                 for i, q in enumerate(frag.qis):
                     histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])

@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from sqlanon.sql.templates import table
+
 
 class Backend:
     """Base backend: standard SQL as PostgreSQL and SQLite read it."""
@@ -30,13 +32,13 @@ class Backend:
 
     def drop_temp_table(self, name: str) -> exp.Drop:
         return exp.Drop(
-            tables=[exp.to_table(name, quoted=True)], kind="TABLE", exists=True,
+            tables=[table(name)], kind="TABLE", exists=True,
             temporary=self.temporary_in_drop,
         )
 
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
-            this=exp.to_table(name, quoted=True), kind="TABLE", expression=select,
+            this=table(name), kind="TABLE", expression=select,
             properties=exp.Properties(expressions=[exp.TemporaryProperty(), *self.temp_table_properties()]),
         )
 

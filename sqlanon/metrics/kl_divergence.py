@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from sqlanon.context import RunContext
 from sqlanon.policy.model import QuasiIdentifier
-from sqlanon.sql.templates import col, render
+from sqlanon.sql.templates import col, render, table
 
 
 def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str, released_name: str,
@@ -25,9 +25,9 @@ def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str
     be = ctx.backend
     h = qi.hierarchy
     dom = ctx.create_temp("kl_dom", exp.select(exp.alias_(col(qi.column), "v")).distinct()
-                          .from_(exp.to_table(selection_cells, quoted=True)))
+                          .from_(table(selection_cells)))
     levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl"))
-              .from_(exp.to_table(dom, quoted=True)) for lv in range(h.height + 1)]
+              .from_(table(dom)) for lv in range(h.height + 1)]
     union = levels[0]
     for s in levels[1:]:
         union = exp.union(union, s, distinct=True)

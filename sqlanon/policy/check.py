@@ -12,7 +12,7 @@ from sqlanon.backends.connect import Database
 from sqlanon.errors import PolicyError
 from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, TaxonomyHierarchy
 from sqlanon.policy.model import Policy
-from sqlanon.sql.templates import col
+from sqlanon.sql.templates import col, table
 
 RESERVED_PREFIX = "_sa_"
 
@@ -41,9 +41,9 @@ def check_against_database(policy: Policy, db: Database) -> None:
                 _check_coverage(db, tp.table, q.column, h)
 
 
-def _check_coverage(db: Database, table: str, column: str, h: TaxonomyHierarchy) -> None:
+def _check_coverage(db: Database, table_name: str, column: str, h: TaxonomyHierarchy) -> None:
     text = exp.cast(col(column), "TEXT")
-    query = (exp.select(text.copy()).distinct().from_(exp.to_table(table, quoted=True))
+    query = (exp.select(text.copy()).distinct().from_(table(table_name))
              .where(exp.and_(exp.Not(this=exp.Is(this=col(column), expression=exp.Null())),
                              exp.Not(this=exp.In(this=text.copy(), expressions=[exp.Literal.string(v) for v in h.leaves]))))
              .limit(5))
@@ -56,4 +56,4 @@ def _check_coverage(db: Database, table: str, column: str, h: TaxonomyHierarchy)
     finally:
         raw.close()
     if missing:
-        raise PolicyError(f"taxonomy {h.source} does not cover the values {missing}", table=table, column=column)
+        raise PolicyError(f"taxonomy {h.source} does not cover the values {missing}", table=table_name, column=column)

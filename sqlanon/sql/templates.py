@@ -71,3 +71,11 @@ def render(name: str, **values: Value) -> exp.Expression:
 
 def names() -> list[str]:
     return sorted(str(p.relative_to(ROOT).with_suffix("")) for p in ROOT.rglob("*.sql"))
+
+
+def table(name: str, alias: str | None = None) -> exp.Table:
+    """A table reference with its name quoted (``exp.to_table`` does not quote)."""
+    t = exp.Table(this=ident(name))
+    if alias:
+        t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return t

@@ -18,7 +18,7 @@ from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, render
+from sqlanon.sql.templates import col, render, table
 
 
 @dataclass
@@ -72,7 +72,7 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, alpha: Fra
     rows = ctx.query(render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
                             qis=[col(n) for n in names], released_cells=released_cells))
     m.rows_in = int(ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
-                               .from_(exp.to_table(selection_cells, quoted=True))) or 0)
+                               .from_(table(selection_cells))) or 0)
     if not ctx.live:
         return m
     values = dict(zip(aggs, rows[0])) if rows else {}
