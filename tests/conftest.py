@@ -56,7 +56,7 @@ class ServerPool:
                 if self.docker is None:
                     self.docker = docker.engine_available()
                 if self.docker:
-                    start = docker.start_postgres if backend == "postgresql" else docker.start_mysql
+                    start = docker.start_postgres if backend == "postgresql" else docker.start_mariadb
                 else:
                     start = local.start_postgres if backend == "postgresql" else local.start_mariadb
                 self.servers[backend] = start()

@@ -43,12 +43,15 @@ def main() -> None:
     """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
 
 
+def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
+    """The options every command that takes a query has."""
+    for option in (alpha_option, k_option, policy_option, db_option, click.argument("sql")):
+        f = option(f)
+    return f
+
+
 @main.command()
-@click.argument("sql")
-@db_option
-@policy_option
-@k_option
-@alpha_option
+@query_options
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
 @click.option("--no-report", is_flag=True, help="print only the rows")
 def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
@@ -75,11 +78,7 @@ def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, f
 
 
 @main.command()
-@click.argument("sql")
-@db_option
-@policy_option
-@k_option
-@alpha_option
+@query_options
 @click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
 def explain(sql: str, url: str, policy: str, k: int | None, alpha: float | None, analyze: bool) -> None:
     """Show the plan and every SQL statement in the target dialect."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import sqlanon
+from sqlanon import demo
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
 from sqlanon.hierarchy import SuppressHierarchy
@@ -11,31 +12,10 @@ from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.policy.model import QuasiIdentifier
 from tests.helpers import assert_alpha_k, load_table
 
-PATIENTS = [  # seed 001 Tabelle 1
-    ("Hans Spargel", 14, "männlich", "18528", "deutsch", "Hodenkrebs"),
-    ("Anna Schmidt", 7, "weiblich", "18528", "deutsch", "Keuchhusten"),
-    ("Karl Einfalt", 15, "männlich", "18528", "deutsch", "Bronchitis"),
-    ("Hilde Wilde", 65, "weiblich", "18540", "deutsch", "Grippe"),
-    ("Susanne Müller", 71, "weiblich", "18540", "deutsch", "Herzinfarkt"),
-    ("Maria Mauer", 88, "weiblich", "18546", "deutsch", "Darmkrebs"),
-    ("Klaus Kur", 16, "männlich", "18528", "deutsch", "Grippe"),
-    ("Anne Haber", 9, "weiblich", "18528", "deutsch", "Magersucht"),
-    ("Diana Will", 8, "weiblich", "18528", "deutsch", "Grippe"),
-    ("Johann Kraus", 69, "männlich", "18546", "deutsch", "Lungenkrebs"),
-    ("Max Interesse", 66, "männlich", "18551", "deutsch", "Gehirnerschütterung"),
-    ("Mustafar Jamir", 68, "männlich", "18551", "amerikanisch", "Gehirnerschütterung"),
-    ("Sylvia Sauer", 65, "weiblich", "18546", "deutsch", "Diabetes"),
-]
+PATIENTS = demo.PATIENTS  # seed 001 Tabelle 1
 PATIENT_COLS = [("name", "text"), ("age", "int"), ("sex", "text"), ("zip", "text"),
                 ("nationality", "text"), ("disease", "text")]
-PATIENT_POLICY = {"tables": {"patients": {
-    "identifiers": ["name"],
-    "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 50]},
-                          "sex": {"type": "suppress"}, "zip": {"type": "mask", "levels": [1, 2, 3]}},
-    "sensitive": {"disease": {"type": "categorical"}},
-    "insensitive": ["nationality"],
-    "privacy": {"k": 2, "alpha": {"value": 0.5, "protect": "all"}, "max_suppression": 0.2},
-}}}
+PATIENT_POLICY = {"tables": {"patients": demo.POLICY["tables"]["patients"]}}
 
 
 def test_patients_table_alpha_k(db_url):

@@ -21,8 +21,8 @@ def start_postgres() -> Server:
     return Server(c.get_connection_url(), c.stop)
 
 
-def start_mysql() -> Server:
-    from testcontainers.mysql import MySqlContainer
+def start_mariadb() -> Server:
+    from testcontainers.mysql import MySqlContainer  # serves MariaDB images too
 
-    c = MySqlContainer("mysql:8.0", dialect="pymysql").start()
+    c = MySqlContainer("mariadb:10.11", dialect="pymysql").start()
     return Server(c.get_connection_url(), c.stop)
