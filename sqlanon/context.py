@@ -113,18 +113,19 @@ class RunContext:
         """Drop pipeline tables as soon as the next stage no longer needs them."""
         for name in names:
             self.temp_tables.remove(name)
-            self.run(self.backend.drop_temp_table(name))
+        for statement in self.backend.drop_temp_tables(list(names)):
+            self.run(statement)
 
     def drop_temp_tables(self) -> None:
         if self._conn is None:
             self.temp_tables.clear()
             return
         errors = []
-        while self.temp_tables:
-            name = self.temp_tables.pop()
+        names, self.temp_tables = list(reversed(self.temp_tables)), []
+        for statement in self.backend.drop_temp_tables(names):
             try:
                 cur = self._conn.cursor()
-                cur.execute(self.backend.render(self.backend.drop_temp_table(name)))
+                cur.execute(self.backend.render(statement))
                 cur.close()
             except Exception as e:  # noqa: BLE001 - keep dropping the others, then report
                 errors.append(e)

@@ -75,7 +75,7 @@ class AlphaK:
                 ifs=[exp.If(this=exp.Is(this=e.copy(), expression=exp.Null()), true=exp.Literal.string("~"))],
                 default=exp.Concat(expressions=[exp.cast(exp.Length(this=text.copy()), "TEXT"),
                                                 exp.Literal.string(":"), text], safe=True)))
-        key = be.binary_text(exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0])
+        key = be.cell_key(be.binary_text(exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0]))
         return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(self.req.alpha, sv), "_sa_p"),
                 exp.alias_(key, "_sa_key")]
 
@@ -149,17 +149,17 @@ class AlphaK:
             rem = new_rem
             if top:
                 break
-            left = ctx.scalar(exp.select(exp.Sum(this=col("n"))).from_(table(rem)))
-            if not left:
-                break
             candidates = [i for i in range(m) if lam[i] < hs[i].height]
             remc = exp.select(col("n", "r"), *[gen(i, lam[i]).copy() for i in candidates]) \
                 .from_(table(rem, "r")) \
                 .join(table(cells, "c"), on=col("cell", "c").eq(col("cell", "r")))
-            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", total=lit(int(left)),
-                              gen=col(f"g_{i}_{lam[i]}")) for i in candidates]
+            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", gen=col(f"g_{i}_{lam[i]}"))
+                       for i in candidates]
             union = exp.union(*parts_h, distinct=False) if len(parts_h) > 1 else parts_h[0]
-            entropy = {int(i): float(h or 0.0) for i, h in ctx.query(union.with_("_sa_remc", as_=remc))}
+            rows = ctx.query(union.with_("_sa_remc", as_=remc))
+            if not rows or rows[0][2] is None:
+                break  # nothing left to generalize
+            entropy = {int(i): float(h or 0.0) for i, h, _left in rows}
             lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
 
         # The release plan as row ranges per cell, with each range's released QI values

@@ -21,6 +21,8 @@ class Backend:
     dialect: ClassVar[str] = ""
     #: DROP must say TEMPORARY to never touch a base table of the same name (MySQL)
     temporary_in_drop: ClassVar[bool] = False
+    #: one DROP statement may name several tables (not SQLite)
+    drop_many: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -30,11 +32,15 @@ class Backend:
         """Text compared byte for byte, so that classes are counted as an attacker reads them."""
         return e
 
-    def drop_temp_table(self, name: str) -> exp.Drop:
-        return exp.Drop(
-            tables=[table(name)], kind="TABLE", exists=True,
-            temporary=self.temporary_in_drop,
-        )
+    def cell_key(self, e: exp.Expression) -> exp.Expression:
+        """The key that joins each row to its cell (``e`` is an injective text encoding)."""
+        return e
+
+    def drop_temp_tables(self, names: list[str]) -> list[exp.Drop]:
+        """The statements that drop ``names``: one when the database allows it."""
+        groups = [names] if self.drop_many else [[n] for n in names]
+        return [exp.Drop(tables=[table(n) for n in g], kind="TABLE", exists=True, temporary=self.temporary_in_drop)
+                for g in groups if g]
 
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
@@ -55,4 +61,5 @@ class Backend:
         return []
 
     def render(self, e: exp.Expression) -> str:
-        return e.sql(dialect=self.dialect, unsupported_level="RAISE", comments=False)
+        # the statement is not used again: let the generator transform it in place
+        return e.sql(dialect=self.dialect, unsupported_level="RAISE", comments=False, copy=False)

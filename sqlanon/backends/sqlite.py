@@ -10,6 +10,7 @@ from sqlanon.backends.base import Backend
 class SQLiteBackend(Backend):
     name = "sqlite"
     dialect = "sqlite"
+    drop_many = False
 
     def session_setup(self, cursor: Any) -> None:
         cursor.execute("PRAGMA temp_store = MEMORY")
