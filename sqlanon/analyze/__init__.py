@@ -25,6 +25,8 @@ class Analysis:
     #: None: the query reads no protected table and passes through
     policy: TablePolicy | None = None
     alias: str = ""
+    #: the protected table's name as the database spells it (the policy may differ in case)
+    table: str = ""
     where: exp.Expression | None = None
     #: columns of the protected table that the rest of the query reads, in policy order
     needed: tuple[str, ...] = ()
@@ -81,9 +83,14 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             needed.add(name)
     return Analysis(
         tree=tree, policy=tp, alias=tree.args["from_"].this.alias_or_name,
+        table=_db_name(db, tp.table),
         where=where.this if where else None,
         needed=tuple(c for c in tp.releasable if c in needed),
     )
+
+
+def _db_name(db: Database, name: str) -> str:
+    return db.spelling.get(name.lower(), name)
 
 
 def _expand_stars(tree: exp.Select, tp: TablePolicy, alias: str) -> None:

@@ -28,6 +28,8 @@ class Database:
     backend: Backend
     #: lower-cased table name → columns in table order
     tables: dict[str, list[Column]] = field(default_factory=dict)
+    #: lower-cased table name → the name as the database spells it
+    spelling: dict[str, str] = field(default_factory=dict)
 
     def columns(self, table: str) -> dict[str, Column]:
         return {c.name: c for c in self.tables.get(table.lower(), [])}
@@ -46,6 +48,7 @@ class Database:
             for c in insp.get_columns(name):
                 cols.append(Column(c["name"], _type_name(c["type"]), _family(c["type"])))
             tables[name.lower()] = cols
+            self.spelling[name.lower()] = name
         self.tables = tables
 
     def dispose(self) -> None:

@@ -38,7 +38,7 @@ def check_against_database(policy: Policy, db: Database) -> None:
                 raise PolicyError(f"date hierarchy needs a date column, found {cols[q.column].type}",
                                   table=tp.table, column=q.column)
             if isinstance(h, TaxonomyHierarchy):
-                _check_coverage(db, tp.table, q.column, h)
+                _check_coverage(db, db.spelling.get(tp.table.lower(), tp.table), q.column, h)
 
 
 def _check_coverage(db: Database, table_name: str, column: str, h: TaxonomyHierarchy) -> None:

@@ -20,6 +20,8 @@ from sqlanon.sql.templates import col
 @dataclass(frozen=True)
 class Fragment:
     policy: TablePolicy
+    #: the protected table as the database spells it
+    table: str
     alias: str
     #: base-table columns the release carries, in policy order
     columns: tuple[str, ...]
@@ -37,7 +39,7 @@ class Fragment:
     def select(self, backend, extra: list[exp.Expression] = ()) -> exp.Select:  # noqa: ANN001
         items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]
         sel = exp.select(*items, *extra).from_(
-            exp.Table(this=exp.to_identifier(self.policy.table, quoted=True),
+            exp.Table(this=exp.to_identifier(self.table, quoted=True),
                       alias=exp.TableAlias(this=exp.to_identifier(self.alias, quoted=True))))
         if self.where is not None:
             sel = sel.where(self.where.copy())
@@ -54,7 +56,7 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
     info = db.columns(tp.table)
     text = frozenset(c for c in columns if info[c].family in ("text", "other"))
-    return Fragment(tp, analysis.alias, columns, qis, analysis.where, text)
+    return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text)
 
 
 def remainder(analysis: Analysis, released: str) -> exp.Select:
