@@ -19,8 +19,9 @@ row = st.tuples(st.integers(0, 99), st.sampled_from(["10115", "10117", "20095", 
                                                                   HealthCheck.too_slow])
 @given(rows=st.lists(row, min_size=1, max_size=60), k=st.integers(2, 5),
        alpha=st.sampled_from([None, 0.5, 0.75]), protect=st.sampled_from(["all", ["hiv"]]),
-       lo=st.integers(0, 60))
-def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo):
+       lo=st.integers(0, 60), age_levels=st.sampled_from([[10, 50], [5], [2, 20, 60]]),
+       zip_levels=st.sampled_from([[1, 3], [2], [1, 2, 3, 4]]))
+def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo, age_levels, zip_levels):
     engine = sa.create_engine(db_url)
     with engine.begin() as c:
         c.execute(sa.text("DROP TABLE IF EXISTS people"))
@@ -32,8 +33,8 @@ def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo):
         privacy["alpha"] = {"value": alpha, "protect": protect}
     policy = {"tables": {"people": {
         "identifiers": ["pid"],
-        "quasi_identifiers": {"age": {"type": "interval", "levels": [10, 50]},
-                              "zip": {"type": "mask", "levels": [1, 3]}, "sex": {"type": "suppress"}},
+        "quasi_identifiers": {"age": {"type": "interval", "levels": age_levels},
+                              "zip": {"type": "mask", "levels": zip_levels}, "sex": {"type": "suppress"}},
         "sensitive": {"disease": {}}, "privacy": privacy}}}
     with sqlanon.connect(db_url, policy=policy) as db:
         res = db.execute("SELECT * FROM people WHERE age >= " + str(lo))
