@@ -81,12 +81,32 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             raise QueryRejected("column not named in the policy", f"{tp.table}.{name}")
         if id(c) not in where_cols:
             needed.add(name)
+            if tp.qi(name) is not None:
+                _check_generalized_use(c, tp.table)
     return Analysis(
         tree=tree, policy=tp, alias=tree.args["from_"].this.alias_or_name,
         table=_db_name(db, tp.table),
         where=where.this if where else None,
         needed=tuple(c for c in tp.releasable if c in needed),
     )
+
+
+#: functions whose value over a generalized (text) column would be meaningless or fail
+NUMERIC_ONLY = (exp.Sum, exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop,
+                exp.Abs, exp.Round, exp.Floor, exp.Ceil, exp.Sqrt, exp.Ln, exp.Exp, exp.Pow,
+                exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg)
+
+
+def _check_generalized_use(c: exp.Column, table: str) -> None:
+    """A quasi-identifier is released as text (``[30,40)``, ``*``): arithmetic on it is refused
+    here, by name, rather than failing in the database or silently comparing text."""
+    node = c.parent
+    while node is not None and not isinstance(node, exp.Select):
+        if isinstance(node, NUMERIC_ONLY):
+            raise QueryRejected(f"{node.key.upper()} over generalized column",
+                                f"{table}.{c.name} is released as generalized text; numeric semantics "
+                                "for generalized values are not defined yet")
+        node = node.parent
 
 
 def _db_name(db: Database, name: str) -> str:
