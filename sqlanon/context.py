@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from sqlglot import exp
 
+from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.errors import BackendError
 
@@ -37,7 +38,7 @@ class RunContext:
     _conn: Any = None
 
     @property
-    def backend(self):  # noqa: ANN201 - the Backend; typed where used
+    def backend(self) -> Backend:
         return self.db.backend
 
     def __enter__(self) -> "RunContext":
