@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlglot import exp
 
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
@@ -19,6 +18,8 @@ class Session:
     def __init__(self, db: Database, policy: Policy):
         self.db = db
         self.policy = policy
+        #: temp tables the last ``execute`` created (all dropped when it returned or raised)
+        self.last_temp_tables: list[str] = []
 
     @property
     def backend(self) -> str:
@@ -26,7 +27,8 @@ class Session:
 
     def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Result:
         """Run ``sql``; protected tables are anonymized inside the database before the rest runs."""
-        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha)
+        self.last_temp_tables = []
+        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables)
         return result
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None,

@@ -33,6 +33,8 @@ class RunContext:
     statements: list[Statement] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     temp_tables: list[str] = field(default_factory=list)
+    #: every temp table this run created, dropped or not (for hygiene checks)
+    created: list[str] = field(default_factory=list)
     stage: str = "init"
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
     _conn: Any = None
@@ -100,6 +102,7 @@ class RunContext:
     def create_temp(self, hint: str, select: exp.Expression) -> str:
         name = self.temp_name(hint)
         self.temp_tables.append(name)
+        self.created.append(name)
         cur = self.execute(self.backend.create_temp_table(name, select))
         if cur is not None:
             cur.close()

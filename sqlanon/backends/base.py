@@ -56,9 +56,14 @@ class Backend:
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""
 
-    def list_temp_tables(self, cursor: Any) -> list[str]:
-        """Temp tables this session holds (used by hygiene checks)."""
-        return []
+    def temp_table_exists(self, cursor: Any, name: str) -> bool:
+        """Whether this session still holds ``name`` (hygiene checks; MariaDB lists no temp tables)."""
+        try:
+            cursor.execute(self.render(exp.select("1").from_(table(name)).where(exp.false())))
+            cursor.fetchall()
+            return True
+        except Exception:  # noqa: BLE001 - every driver names "no such table" differently
+            return False
 
     def render(self, e: exp.Expression) -> str:
         # the statement is not used again: let the generator transform it in place

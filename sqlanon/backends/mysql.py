@@ -61,10 +61,3 @@ class MySQLBackend(Backend):
         cursor.execute("SET SESSION max_heap_table_size = 536870912")
         cursor.execute("SET SESSION sort_buffer_size = 33554432")
         cursor.execute("SET NAMES utf8mb4")
-
-    def list_temp_tables(self, cursor: Any) -> list[str]:
-        if self.is_mariadb:
-            cursor.execute("SHOW FULL TABLES WHERE Table_type = 'TEMPORARY TABLE'")
-        else:
-            cursor.execute("SELECT NAME FROM information_schema.INNODB_TEMP_TABLE_INFO")
-        return [r[0] for r in cursor.fetchall()]

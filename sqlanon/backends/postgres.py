@@ -26,10 +26,3 @@ class PostgresBackend(Backend):
         # Temp tables have no statistics, so the planner overestimates every pipeline statement
         # and JIT-compiles it: ~20 ms of compilation for a few ms of work, hundreds of times.
         cursor.execute("SET jit = off")
-
-    def list_temp_tables(self, cursor: Any) -> list[str]:
-        cursor.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.oid = pg_my_temp_schema() AND c.relkind = 'r'"
-        )
-        return [r[0] for r in cursor.fetchall()]

@@ -18,10 +18,6 @@ class SQLiteBackend(Backend):
         # NULL; SQL's FLOOR(NULL) is NULL (interval hierarchies over columns with NULLs).
         cursor.connection.create_function("floor", 1, _floor, deterministic=True)
 
-    def list_temp_tables(self, cursor: Any) -> list[str]:
-        cursor.execute("SELECT name FROM sqlite_temp_master WHERE type = 'table'")
-        return [r[0] for r in cursor.fetchall()]
-
 
 def _floor(x: float | None) -> int | None:
     return None if x is None else math.floor(x)

@@ -62,13 +62,39 @@ def test_explain_shows_statements_without_running(session):
 
 
 def test_no_temp_tables_left_after_success_and_failure(session):
+    def leftovers() -> list[str]:
+        # the pool holds the one connection every run used: temp tables live in that session
+        assert session.db.engine.pool.checkedin() == 1
+        raw = session.db.raw_connection()
+        try:
+            cur = raw.cursor()
+            return [t for t in session.last_temp_tables if session.db.backend.temp_table_exists(cur, t)]
+        finally:
+            raw.close()
+
     session.execute("SELECT age, zip, disease FROM patients")
+    assert len(session.last_temp_tables) > 10 and leftovers() == []
     with pytest.raises(sqlanon.ReleaseRefused):
         session.execute("SELECT age FROM patients WHERE disease = 'Grippe'")  # every class 100 % Grippe
+    assert session.last_temp_tables and leftovers() == []
+
+
+def test_hygiene_check_sees_a_temp_table(session):
+    """The check above could not pass by mistake: it finds a temp table that is there."""
     raw = session.db.raw_connection()
     try:
         cur = raw.cursor()
-        left = [t for t in session.db.backend.list_temp_tables(cur) if t.startswith("sqlanon_")]
+        cur.execute(session.db.backend.render(session.db.backend.create_temp_table(
+            "sqlanon_probe", sqlanon_select_one())))
+        assert session.db.backend.temp_table_exists(cur, "sqlanon_probe")
+        for statement in session.db.backend.drop_temp_tables(["sqlanon_probe"]):
+            cur.execute(session.db.backend.render(statement))
+        assert not session.db.backend.temp_table_exists(cur, "sqlanon_probe")
     finally:
         raw.close()
-    assert left == []
+
+
+def sqlanon_select_one():
+    from sqlglot import exp
+
+    return exp.select(exp.alias_(exp.Literal.number(1), "a"))
