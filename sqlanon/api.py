@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
 from sqlanon.flow import Result, run
