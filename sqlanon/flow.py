@@ -74,10 +74,18 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
-            levels=release.levels, statements=len(ctx.statements), seconds=dict(ctx.timings),
+            levels=_levels(frag, release.levels), statements=len(ctx.statements), seconds=dict(ctx.timings),
             notes=release.notes,
         )
         return Result(columns, rows, report), ctx, chosen
+
+
+def _levels(frag, histogram: dict[str, dict[int, int]]) -> dict[str, dict[str, int]]:  # noqa: ANN001
+    """Rows released per generalization level, each level named by its hierarchy."""
+    out = {}
+    for q in frag.qis:
+        out[q.column] = {f"{lv} ({q.hierarchy.describe(lv)})": n for lv, n in sorted(histogram.get(q.column, {}).items())}
+    return out
 
 
 def _fetch(cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:

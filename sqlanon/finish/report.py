@@ -21,7 +21,7 @@ class Report:
     kl_sum: float = 0.0
     discernibility: int = 0
     avg_class_size: float | None = None
-    levels: dict[str, dict[int, int]] = field(default_factory=dict)
+    levels: dict[str, dict[str, int]] = field(default_factory=dict)
     statements: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -50,7 +50,7 @@ class Report:
         acs = f"{self.avg_class_size:.2f}" if self.avg_class_size is not None else "n/a"
         lines.append(f"classes {self.classes}; discernibility {self.discernibility}; C_avg {acs}")
         for qi, hist in self.levels.items():
-            lines.append(f"  levels of {qi}: " + ", ".join(f"{lv}: {n}" for lv, n in sorted(hist.items())))
+            lines.append(f"  levels of {qi}: " + ", ".join(f"{lv}: {n}" for lv, n in hist.items()))
         times = ", ".join(f"{k} {v:.3f}s" for k, v in self.seconds.items())
         lines.append(f"{self.statements} SQL statements; {times}")
         lines.extend(self.notes)

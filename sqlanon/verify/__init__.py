@@ -27,7 +27,6 @@ class Measurement:
     rows_released: int = 0
     classes: int = 0
     verdicts: list[Verdict] = field(default_factory=list)
-    values: dict[str, object] = field(default_factory=dict)
     kl: dict[str, float] = field(default_factory=dict)
     discernibility: int = 0
 
@@ -76,7 +75,6 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, alpha: Fra
     if not ctx.live:
         return m
     values = dict(zip(aggs, rows[0])) if rows else {}
-    m.values = values
     m.classes = int(values.get("classes") or 0)
     m.rows_released = int(values.get("rows") or 0)
     m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
