@@ -67,9 +67,8 @@ def test_explain(db_url, tmp_path):
     assert out.returncode == 0 and "rows: 13 selected" in out.stdout
 
 
-def test_demo_runs(tmp_path, backend):
-    if backend != "sqlite":
-        return  # the demo is the embedded default; one run is enough
+def test_demo_runs(tmp_path):
+    """The embedded default: no server, one run."""
     out = sqlanon("demo", "--path", str(tmp_path / "demo.db"), "--rows", "800", "--show", "3")
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("--- anonymized:") == 3 and "k-anonymity" in out.stdout
