@@ -155,8 +155,8 @@ class AlphaK:
                 .join(table(cells, "c"), on=col("cell", "c").eq(col("cell", "r")))
             parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", gen=col(f"g_{i}_{lam[i]}"))
                        for i in candidates]
-            union = exp.union(*parts_h, distinct=False) if len(parts_h) > 1 else parts_h[0]
-            rows = ctx.query(union.with_("_sa_remc", as_=remc))
+            union = exp.union(*parts_h, distinct=False, copy=False) if len(parts_h) > 1 else parts_h[0]
+            rows = ctx.query(union.with_("_sa_remc", as_=remc, copy=False))
             if not rows or rows[0][2] is None:
                 break  # nothing left to generalize
             entropy = {int(i): float(h or 0.0) for i, h, _left in rows}

@@ -28,10 +28,8 @@ def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str
                           .from_(table(selection_cells)))
     levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl"))
               .from_(table(dom)) for lv in range(h.height + 1)]
-    union = levels[0]
-    for s in levels[1:]:
-        union = exp.union(union, s, distinct=True)
-    labels = ctx.create_temp("kl_lab", exp.select("*").from_(union.subquery("u")))
+    union = exp.union(*levels, distinct=True, copy=False) if len(levels) > 1 else levels[0]
+    labels = ctx.create_temp("kl_lab", exp.select("*").from_(union.subquery("u", copy=False), copy=False))
     row = ctx.query(render("verify/kl", v=col(qi.column), selection_cells=selection_cells, labels=labels,
                            released_cells=released_cells, released_value=col(released_name),
                            n=exp.Literal.number(rows_in)))
