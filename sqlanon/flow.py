@@ -12,14 +12,13 @@ from typing import Any
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
-from sqlanon.anonymize.alpha_k import alpha_fraction
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
 from sqlanon.plan import Plan, plan
 from sqlanon.policy.model import Policy, Requirement
-from sqlanon.pushdown.fragment import fragment, remainder
+from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.verify import enforce, verify
 
 
@@ -54,14 +53,13 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         req = _requirement(analysis, k, alpha)
         chosen = plan(analysis, req)
         method = REGISTRY[chosen.method](req)
-        frac = alpha_fraction(req.alpha.value if req.alpha else None)
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
             src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
         with ctx.in_stage("anonymize"):
             release = method.run(frag, src, ctx)
         with ctx.in_stage("verify"):
-            measured = verify(frag, src, release.table, req, frac, ctx)
+            measured = verify(frag, src, release.table, req, ctx)
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):
@@ -80,7 +78,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         return Result(columns, rows, report), ctx, chosen
 
 
-def _levels(frag, histogram: dict[str, dict[int, int]]) -> dict[str, dict[str, int]]:  # noqa: ANN001
+def _levels(frag: Fragment, histogram: dict[str, dict[int, int]]) -> dict[str, dict[str, int]]:
     """Rows released per generalization level, each level named by its hierarchy."""
     out = {}
     for q in frag.qis:

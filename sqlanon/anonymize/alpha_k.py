@@ -26,25 +26,19 @@ cells released in parts are first numbered in random order) and copies the plan'
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import ClassVar
 
 from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
-from sqlanon.criteria.alpha import protected_flag
+from sqlanon.criteria.alpha import alpha_fraction, protected_flag
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
 
 #: larger than any rank: no budget applies
 NO_LIMIT = 2**31 - 1
-
-
-def alpha_fraction(value: float | None) -> Fraction:
-    """α as an exact fraction, so that SQL and Python compare classes in integers alike."""
-    return Fraction(1) if value is None else Fraction(value).limit_denominator(10**6)
 
 
 def lit(v: int | float) -> exp.Literal:

@@ -11,6 +11,11 @@ from sqlanon.criteria.base import Verdict
 from sqlanon.policy.model import Alpha
 
 
+def alpha_fraction(value: float | None) -> Fraction:
+    """α as an exact fraction, so that SQL and Python compare classes in integers alike."""
+    return Fraction(1) if value is None else Fraction(value).limit_denominator(10**6)
+
+
 def protected_flag(alpha: Alpha | None, sv: exp.Expression) -> exp.Expression:
     """1 when the sensitive value ``sv`` is α-protected, else 0 (always 0 without α)."""
     if alpha is None:

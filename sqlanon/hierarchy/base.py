@@ -2,7 +2,8 @@
 
 Level 0 is the value itself, as text; level ``height`` is the root (``*`` unless a taxonomy
 names its own root). Released quasi-identifiers are always text, whatever their level, so that
-one released column can hold values of several levels (local recoding).
+one released column can hold values of several levels (local recoding); a method picks the
+level per row with ``CASE`` over these expressions.
 """
 from __future__ import annotations
 
@@ -46,12 +47,3 @@ class Hierarchy(ABC):
 
     def _describe(self, level: int) -> str:
         return f"level {level}"
-
-    def case(self, col: exp.Expression, level_col: exp.Expression) -> exp.Expression:
-        """Per-row generalization: ``CASE level WHEN 0 THEN … WHEN 1 THEN … END``."""
-        ifs = [
-            exp.If(this=exp.EQ(this=level_col.copy(), expression=exp.Literal.number(lv)),
-                   true=self.expr(col, lv))
-            for lv in range(self.height)
-        ]
-        return exp.Case(ifs=ifs, default=exp.Literal.string(self.top_label))

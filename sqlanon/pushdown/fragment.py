@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.analyze import Analysis
+from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.policy.model import QuasiIdentifier, TablePolicy
 from sqlanon.sql.templates import col
@@ -31,12 +32,12 @@ class Fragment:
     #: text columns: compared byte for byte when classes are formed
     text_columns: frozenset[str]
 
-    def source(self, name: str, backend) -> exp.Expression:  # noqa: ANN001
+    def source(self, name: str, backend: Backend) -> exp.Expression:
         """The base column as the pushdown reads it (binary text where it is text)."""
         c = col(name, self.alias)
         return backend.binary_text(c) if name in self.text_columns else c
 
-    def select(self, backend, extra: list[exp.Expression] = ()) -> exp.Select:  # noqa: ANN001
+    def select(self, backend: Backend, extra: list[exp.Expression] = ()) -> exp.Select:
         items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]
         sel = exp.select(*items, *extra).from_(
             exp.Table(this=exp.to_identifier(self.table, quoted=True),

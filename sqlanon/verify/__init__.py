@@ -7,7 +7,6 @@ computed against the pushed-down selection. A release that fails is never return
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from sqlglot import exp
 
@@ -43,11 +42,10 @@ class Measurement:
         return all(v.ok for v in self.verdicts)
 
 
-def verify(frag: Fragment, src: str, released: str, req: Requirement, alpha: Fraction,
-           ctx: RunContext) -> Measurement:
+def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext) -> Measurement:
     be = ctx.backend
     m = Measurement()
-    criteria = for_requirement(req, alpha)
+    criteria = for_requirement(req)
     aggs: dict[str, exp.Expression] = {
         "classes": exp.Count(this=exp.Star()),
         "rows": exp.Sum(this=exp.column("size")),
