@@ -16,7 +16,8 @@ from sqlanon.pushdown.fragment import Fragment
 
 @dataclass
 class Release:
-    """A released temp table: only the fragment's columns, generalized; rows in random order."""
+    """A released temp table: only the fragment's columns, generalized; stored in any order
+    (the finish stage orders every result randomly)."""
 
     table: str
     columns: tuple[str, ...]

@@ -61,7 +61,12 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
 
 
 def remainder(analysis: Analysis, released: str) -> exp.Select:
-    """The rest of the query over the released table, rows in random order."""
+    """The rest of the query over the released table, rows in random order.
+
+    The released table is stored in whatever order the method wrote it, which may follow the
+    source (unsorted matching, seed 002): so every result is ordered here, and a LIMIT without
+    ORDER BY picks a random sample, never the first rows in storage order. Under DISTINCT the
+    user's ORDER BY stays as it is (its ties are distinct generalized tuples, not rows)."""
     tree = analysis.tree.copy()
     assert isinstance(tree, exp.Select)
     tree.set("where", None)
@@ -70,7 +75,13 @@ def remainder(analysis: Analysis, released: str) -> exp.Select:
     src.set("db", None)
     order = tree.args.get("order")
     if order is None:
-        return exp.select("*").from_(tree.subquery("q")).order_by(exp.Rand())
+        limit, offset = tree.args.get("limit"), tree.args.get("offset")
+        tree.set("limit", None)
+        tree.set("offset", None)
+        outer = exp.select("*").from_(tree.subquery("q")).order_by(exp.Rand())
+        outer.set("limit", limit)
+        outer.set("offset", offset)
+        return outer
     if not tree.args.get("distinct"):
         order.append("expressions", exp.Ordered(this=exp.Rand()))
     return tree

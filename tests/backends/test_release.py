@@ -34,6 +34,21 @@ def test_release_order_is_random(db_url):
     assert first != source and sorted(first, key=source.index) != first and first != second
 
 
+def test_limit_without_order_is_a_random_sample(db_url):
+    """The released table may be stored in source order: LIMIT must not read its first rows."""
+    rows = [(i // 5 * 5, f"v{i:03d}") for i in range(300)]
+    load_table(db_url, "s", [("a", "int"), ("v", "text")], rows)
+    policy = {"tables": {"s": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
+                               "insensitive": ["v"], "privacy": {"k": 5}}}}
+    with sqlanon.connect(db_url, policy=policy) as db:
+        samples = [sorted(r[1] for r in db.execute("SELECT a, v FROM s LIMIT 20").rows) for _ in range(3)]
+    assert all(len(s) == 20 for s in samples)
+    first_twenty = sorted(v for _, v in rows[:20])
+    assert first_twenty not in samples and samples[0] != samples[1] != samples[2]
+    # spread over the table, not a contiguous run of storage order
+    assert max(max(s) for s in samples) > "v100"
+
+
 def test_user_order_is_kept(db_url):
     load_table(db_url, "s", [("a", "int"), ("v", "text")], [(i, f"v{i}") for i in range(40)])
     policy = {"tables": {"s": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
