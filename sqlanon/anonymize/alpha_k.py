@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
+from sqlanon.errors import BackendError
 from sqlanon.criteria.alpha import alpha_fraction, protected_flag
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -53,25 +54,38 @@ class AlphaK:
         self.req = requirement
         frac = alpha_fraction(requirement.alpha.value if requirement.alpha else None)
         self.num, self.den = frac.numerator, frac.denominator
+        #: the pushdown's cell key is a hash with a check column (Backend.cell_key)
+        self.checked = False
 
     # -- pushdown ---------------------------------------------------------------------------
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        """The sensitive value, its protected flag, and the cell key: an injective text encoding
-        of the QI values and the sensitive value (length-prefixed, '~' for NULL), so that cells
-        are found by one hash aggregate and rows meet their cell by one hash join."""
+        """The sensitive value, its protected flag, and the cell key of the QI values and the
+        sensitive value (with its check where the key is a hash, see Backend.cell_key), so that
+        cells are found by one hash aggregate and rows meet their cell by one hash join."""
         be = ctx.backend
         alpha = self.req.alpha
         sv = frag.source(alpha.attribute, be) if alpha else lit(0)
-        parts: list[exp.Expression] = []
-        for e in [frag.source(q.column, be) for q in frag.qis] + [sv]:
-            text = be.binary_text(exp.cast(e.copy(), "TEXT"))
-            parts.append(exp.Case(
-                ifs=[exp.If(this=exp.Is(this=e.copy(), expression=exp.Null()), true=exp.Literal.string("~"))],
-                default=exp.Concat(expressions=[exp.cast(exp.Length(this=text.copy()), "TEXT"),
-                                                exp.Literal.string(":"), text], safe=True)))
-        key = be.cell_key(be.binary_text(exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0]))
-        return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(self.req.alpha, sv), "_sa_p"),
-                exp.alias_(key, "_sa_key")]
+        # the key sees the stored values: each backend encodes them byte for byte itself
+        raw = frag.source(alpha.attribute) if alpha else lit(0)
+        key, check = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
+        out = [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(self.req.alpha, sv), "_sa_p"),
+               exp.alias_(key, "_sa_key")]
+        self.checked = check is not None
+        if check is not None:
+            out.append(exp.alias_(check, "_sa_chk"))
+        return out
+
+    @staticmethod
+    def _codes(cells: str, columns: list[str], names: list[str]) -> exp.Select:
+        """The cells with each of ``columns`` replaced by a dense integer code (NULL → 0),
+        through one small lookup per column: the search rounds then group and sort integers."""
+        q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c")).from_(table(cells, "c"))
+        for j, (c, name) in enumerate(zip(columns, names)):
+            d = f"d{j}"
+            q = q.join(render("alpha_k/code_lookup", g=col(c), cells=cells).subquery(d), join_type="left",
+                       on=col("v", d).eq(col(c, "c")))
+            q = q.select(exp.alias_(exp.func("COALESCE", col("code", d), lit(0)), name), copy=False)
+        return q
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -81,32 +95,61 @@ class AlphaK:
         lnames = [f"l_{i}" for i in range(m)]
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
-        # Every level below the root is computed once per cell here, so that each search round
-        # groups by plain columns instead of re-evaluating long CASE chains.
+        # Every level below the root is computed once per cell here (g_<qi>_<level>, the released
+        # labels), and coded as integers (c_<qi>_<level>): the search rounds group and sort by
+        # small integers instead of re-evaluating CASE chains or comparing text.
         levels_of_cells = [
             exp.alias_(be.binary_text(hs[i].expr(exp.Min(this=col(q.column)), lv)), f"g_{i}_{lv}")
             for i, q in enumerate(frag.qis) for lv in range(hs[i].height)
         ]
-        cells = ctx.create_temp("cells", render("alpha_k/cells", src=src, qis=levels_of_cells))
+        collided = exp.If(this=exp.Min(this=col("_sa_chk")).neq(exp.Max(this=col("_sa_chk"))), true=lit(1)) \
+            if self.checked else None
+        cells = ctx.create_temp("cells", render(
+            "alpha_k/cells", src=src, qis=levels_of_cells,
+            collided=exp.Case(ifs=[collided], default=lit(0)) if collided else lit(0)))
+        coded = [(i, lv) for i in range(m) for lv in range(hs[i].height)]
+        codes = ctx.create_temp("codes", self._codes(cells, ["sv"] + [f"g_{i}_{lv}" for i, lv in coded],
+                                                     ["sv"] + [f"c_{i}_{lv}" for i, lv in coded]))
+        first = ctx.query(exp.select(
+            exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
+            *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
+        first_row = first[0] if first else (0,) + (1,) * len(coded)
+        if int(first_row[0] or 0):
+            raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
+                               "per pair): nothing was released; run the query again")
+        radix = {ic: int(v or 0) + 1 for ic, v in zip(coded, first_row[1:])}
         assign = ctx.create_temp("assign", render(
             "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
         rem = ctx.create_temp("rem_0", render("alpha_k/rem_init", cells=cells))
 
-        def gen(i: int, level: int) -> exp.Column:
-            return col(f"g_{i}_{level}", "c")
+        def code(i: int, level: int, alias: str | None = "c") -> exp.Column:
+            return col(f"c_{i}_{level}", alias)
+
+        def class_id(lam: list[int]) -> exp.Expression:
+            """One integer per class: the codes in mixed radix when it fits in 62 bits, else their
+            rank; 1 when every attribute is at the root."""
+            moving = [i for i in range(m) if lam[i] < hs[i].height]
+            if not moving:
+                return lit(1)
+            total, terms = 1, []
+            for i in moving:
+                terms.append(exp.Mul(this=code(i, lam[i]), expression=lit(total)) if total > 1 else code(i, lam[i]))
+                total *= radix[(i, lam[i])]
+            if total < 2**62:
+                out = terms[0]
+                for t in terms[1:]:
+                    out = exp.Add(this=out, expression=t)
+                return out
+            return exp.Window(this=exp.DenseRank(), order=exp.Order(
+                expressions=[exp.Ordered(this=code(i, lam[i])) for i in moving]))
 
         lam = [0] * m
         step = 0
         while True:
             step += 1
             top = all(lam[i] == hs[i].height for i in range(m))
-            gens = [gen(i, lam[i]) for i in range(m) if lam[i] < hs[i].height]  # the root is one value
             levels = [lit(v) for v in lam]
-            # one class when every attribute is at the root (MariaDB wants an ORDER BY in DENSE_RANK)
-            cls = exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=g) for g in gens])) \
-                if gens else lit(1)
-            stat = ctx.create_temp(f"stat_{step}", render(
-                "alpha_k/stat", rem=rem, cells=cells, cls=cls, gens=gens, gens_sv=gens + [col("sv", "c")]))
+            stat = ctx.create_temp(f"stat_{step}", render("alpha_k/stat", rem=rem, codes=codes, cls=class_id(lam)))
             classes = ctx.create_temp(f"classes_{step}", render(
                 "alpha_k/classes", stat=stat, k=k, num=num, den=den))
             vals = ctx.create_temp(f"vals_{step}", render("alpha_k/vals", stat=stat, classes=classes, k=k))
@@ -144,10 +187,10 @@ class AlphaK:
             if top:
                 break
             candidates = [i for i in range(m) if lam[i] < hs[i].height]
-            remc = exp.select(col("n", "r"), *[gen(i, lam[i]).copy() for i in candidates]) \
+            remc = exp.select(col("n", "r"), *[code(i, lam[i]) for i in candidates]) \
                 .from_(table(rem, "r")) \
-                .join(table(cells, "c"), on=col("cell", "c").eq(col("cell", "r")))
-            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", gen=col(f"g_{i}_{lam[i]}"))
+                .join(table(codes, "c"), on=col("cell", "c").eq(col("cell", "r")))
+            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", gen=code(i, lam[i], None))
                        for i in candidates]
             union = exp.union(*parts_h, distinct=False, copy=False) if len(parts_h) > 1 else parts_h[0]
             rows = ctx.query(union.with_("_sa_remc", as_=remc, copy=False))
@@ -180,6 +223,6 @@ class AlphaK:
             for row in rows:
                 for i, q in enumerate(frag.qis):
                     histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
-        ctx.drop(rem, ranked, plan, assign, cells)
+        ctx.drop(rem, ranked, plan, assign, codes, cells)
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{step} search round(s) on the frequency table"])

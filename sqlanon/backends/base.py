@@ -32,9 +32,15 @@ class Backend:
         """Text compared byte for byte, so that classes are counted as an attacker reads them."""
         return e
 
-    def cell_key(self, e: exp.Expression) -> exp.Expression:
-        """The key that joins each row to its cell (``e`` is an injective text encoding)."""
-        return e
+    def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
+        """The key that groups rows into cells and joins each row back to its cell, and a check.
+
+        ``values`` are the stored values, in their own collation: the key must tell apart what
+        differs in a single byte. Without a check the key must be injective: here the values'
+        text, length-prefixed, with '~' for NULL. With a check, the key is a hash and the check
+        an independent one: a cell whose rows disagree on the check holds rows of two cells and
+        is refused."""
+        return self.binary_text(injective_text(values, self)), None
 
     def drop_temp_tables(self, names: list[str]) -> list[exp.Drop]:
         """The statements that drop ``names``: one when the database allows it."""
@@ -68,3 +74,15 @@ class Backend:
     def render(self, e: exp.Expression) -> str:
         # the statement is not used again: let the generator transform it in place
         return e.sql(dialect=self.dialect, unsupported_level="RAISE", comments=False, copy=False)
+
+
+def injective_text(values: list[exp.Expression], backend: Backend) -> exp.Expression:
+    """One text that differs whenever one of ``values`` differs (NULL included)."""
+    parts: list[exp.Expression] = []
+    for e in values:
+        text = backend.binary_text(exp.cast(e.copy(), "TEXT"))
+        parts.append(exp.Case(
+            ifs=[exp.If(this=exp.Is(this=e.copy(), expression=exp.Null()), true=exp.Literal.string("~"))],
+            default=exp.Concat(expressions=[exp.cast(exp.Length(this=text.copy()), "TEXT"),
+                                            exp.Literal.string(":"), text], safe=True)))
+    return exp.Concat(expressions=parts, safe=True) if len(parts) > 1 else parts[0]

@@ -32,12 +32,21 @@ class MySQLBackend(Backend):
         converted = exp.cast(e, exp.DataType.build("CHAR CHARACTER SET utf8mb4", dialect="mysql"))
         return exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation))
 
-    def cell_key(self, e: exp.Expression) -> exp.Expression:
-        # MariaDB hash-joins only keys of bounded declared length (~3 KB); the encoding of six
-        # text columns exceeds it and the join falls back to nested loops (46 s on Adult).
-        # SHA-256 keeps the key short; a collision would merge two cells, which verification
-        # of the released rows would still catch before anything is released.
-        return self.binary_text(exp.SHA2(this=e, length=exp.Literal.number(256)))
+    def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
+        # MariaDB hash-joins only keys of bounded declared length (~3 KB), so the key is the
+        # 16-byte MD5 of an injective encoding (a 128-bit digest is taken as injective): the
+        # values joined by ':', then their byte lengths ('N' for NULL). Read from the end, the
+        # lengths split the values unambiguously, whatever they contain. Cheaper than a CASE
+        # per value (1 M rows: 3.9 s vs 10 s for the pushdown), and its MD5 groups and joins
+        # 6x faster than a SHA-256 hex text (0.7 s vs 4.2 s).
+        # bytes as stored: no collation to mix, no conversion to pay
+        raw = [exp.cast(v.copy(), exp.DataType.build("BINARY", dialect="mysql")) for v in values]
+        lengths = [exp.func("COALESCE", exp.Length(this=v.copy(), binary=True), exp.Literal.string("N"))
+                   for v in raw]
+        encoding = exp.Anonymous(this="CONCAT_WS", expressions=[
+            exp.Literal.string(":"), *[v.copy() for v in raw],
+            exp.Anonymous(this="CONCAT_WS", expressions=[exp.Literal.string(","), *lengths])])
+        return exp.Unhex(this=exp.MD5(this=encoding)), None
 
     def temp_table_properties(self) -> list[exp.Expression]:
         # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.

@@ -1,11 +1,28 @@
 """PostgreSQL >= 13 through psycopg 3."""
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
+
+
+def _hash(values: list[exp.Expression]) -> exp.Expression:
+    """XOR of seeded 64-bit hashes of the values' text (NULL hashes to a seeded constant)."""
+    out: exp.Expression | None = None
+    for v in values:
+        h = exp.func("COALESCE", exp.Anonymous(this="HASHTEXTEXTENDED", expressions=[
+            _bytes_text(v), exp.Literal.number(secrets.randbits(62))]),
+            exp.Literal.number(secrets.randbits(62)))
+        out = h if out is None else exp.BitwiseXor(this=out, expression=h)
+    return out if out is not None else exp.Literal.number(0)
+
+
+def _bytes_text(v: exp.Expression) -> exp.Expression:
+    # hashed under "C": a nondeterministic collation would hash 'a' and 'A' alike
+    return exp.Collate(this=exp.cast(v.copy(), "TEXT"), expression=exp.to_identifier("C", quoted=True))
 
 
 class PostgresBackend(Backend):
@@ -17,6 +34,12 @@ class PostgresBackend(Backend):
         # (window functions over the selection) under a libc locale is several times slower
         # than under "C", which orders by bytes.
         return exp.Collate(this=e, expression=exp.to_identifier("C", quoted=True))
+
+    def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
+        # Building a text encoding of every row costs more than the rest of the pushdown (2.7 s
+        # vs 1.1 s for 1 M rows); a 64-bit hash per column, seeded at random per run and XORed,
+        # costs ~0.2 s. The check is a second hash with other seeds.
+        return _hash(values), _hash(values)
 
     def session_setup(self, cursor: Any) -> None:
         # Standard strings are what sqlglot writes; a server default of off would change them.

@@ -32,10 +32,11 @@ class Fragment:
     #: text columns: compared byte for byte when classes are formed
     text_columns: frozenset[str]
 
-    def source(self, name: str, backend: Backend) -> exp.Expression:
-        """The base column as the pushdown reads it (binary text where it is text)."""
+    def source(self, name: str, backend: Backend | None = None) -> exp.Expression:
+        """The base column as the pushdown reads it: binary text where it is text when a
+        backend is given, the stored value otherwise."""
         c = col(name, self.alias)
-        return backend.binary_text(c) if name in self.text_columns else c
+        return backend.binary_text(c) if backend is not None and name in self.text_columns else c
 
     def select(self, backend: Backend, extra: list[exp.Expression] = ()) -> exp.Select:
         items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]

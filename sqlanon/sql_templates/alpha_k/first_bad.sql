@@ -8,7 +8,7 @@ SELECT MIN(rk) FROM (
                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS left_v
     FROM :parts AS p
     CROSS JOIN :remvals AS v
-    LEFT JOIN :partvals AS pv ON pv.cls = p.cls AND pv.sv IS NOT DISTINCT FROM v.sv
+    LEFT JOIN :partvals AS pv ON pv.cls = p.cls AND pv.sv = v.sv
   ) AS g
   WHERE g.left_v * :den > :num * (:total - g.cum)
   UNION ALL

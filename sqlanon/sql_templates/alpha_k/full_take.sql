@@ -5,4 +5,4 @@ SELECT :total - COALESCE((SELECT SUM(x) FROM :parts), 0) AS left_total,
                  FROM :remvals AS v
                  LEFT JOIN (SELECT pv.sv, SUM(pv.x) AS x
                             FROM :partvals AS pv JOIN :parts AS p ON p.cls = pv.cls
-                            GROUP BY pv.sv) AS t ON t.sv IS NOT DISTINCT FROM v.sv), 0) AS left_most
+                            GROUP BY pv.sv) AS t ON t.sv = v.sv), 0) AS left_most

@@ -1,8 +1,11 @@
--- Remaining cells with their class at the current levels: class id, class size, and the
--- count of the cell's sensitive value in its class (window functions: one pass, no self-join).
-SELECT r.cell, r.n, c.sv, c.p,
-       :cls AS cls,
-       SUM(r.n) OVER (PARTITION BY :gens) AS size,
-       SUM(r.n) OVER (PARTITION BY :gens_sv) AS vcount
-FROM :rem AS r
-JOIN :cells AS c ON c.cell = r.cell
+-- Remaining cells with their class at the current levels (:cls, an integer computed from the
+-- codes), the class size, and the count of the cell's sensitive value in its class (window
+-- functions: one pass, no self-join).
+SELECT cell, n, sv, p, cls,
+       SUM(n) OVER (PARTITION BY cls) AS size,
+       SUM(n) OVER (PARTITION BY cls, sv) AS vcount
+FROM (
+  SELECT r.cell, r.n, c.sv, c.p, :cls AS cls
+  FROM :rem AS r
+  JOIN :codes AS c ON c.cell = r.cell
+) AS x

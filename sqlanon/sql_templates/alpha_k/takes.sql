@@ -11,6 +11,6 @@ FROM (
                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - s.n END AS before_cell
   FROM :stat AS s
   JOIN :parts AS p ON p.cls = s.cls
-  LEFT JOIN :partvals AS pv ON pv.cls = s.cls AND pv.sv IS NOT DISTINCT FROM s.sv
+  LEFT JOIN :partvals AS pv ON pv.cls = s.cls AND pv.sv = s.sv
   WHERE p.rk < :limit_rank
 ) AS t
