@@ -101,5 +101,11 @@ def _describe(req: Requirement) -> dict[str, Any]:
     if req.alpha is not None:
         protect = "all" if req.alpha.protect is None else list(req.alpha.protect)
         d["alpha"] = {"value": req.alpha.value, "attribute": req.alpha.attribute, "protect": protect}
+    if req.l is not None:
+        d["l"] = {"value": req.l.value, "attribute": req.l.attribute, "variant": req.l.variant}
+        if req.l.c is not None:
+            d["l"]["c"] = req.l.c
+    if req.t is not None:
+        d["t"] = {"value": req.t.value, "attribute": req.t.attribute, "distance": req.t.distance}
     d["max_suppression"] = req.max_suppression
     return d

@@ -32,8 +32,8 @@ from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
-from sqlanon.errors import BackendError
-from sqlanon.criteria.alpha import alpha_fraction, protected_flag
+from sqlanon.anonymize import frequency
+from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
@@ -59,33 +59,10 @@ class AlphaK:
 
     # -- pushdown ---------------------------------------------------------------------------
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        """The sensitive value, its protected flag, and the cell key of the QI values and the
-        sensitive value (with its check where the key is a hash, see Backend.cell_key), so that
-        cells are found by one hash aggregate and rows meet their cell by one hash join."""
-        be = ctx.backend
+        """The α attribute, its protected flag and the cell key (anonymize/frequency.py)."""
         alpha = self.req.alpha
-        sv = frag.source(alpha.attribute, be) if alpha else lit(0)
-        # the key sees the stored values: each backend encodes them byte for byte itself
-        raw = frag.source(alpha.attribute) if alpha else lit(0)
-        key, check = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
-        out = [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(self.req.alpha, sv), "_sa_p"),
-               exp.alias_(key, "_sa_key")]
-        self.checked = check is not None
-        if check is not None:
-            out.append(exp.alias_(check, "_sa_chk"))
-        return out
-
-    @staticmethod
-    def _codes(cells: str, columns: list[str], names: list[str]) -> exp.Select:
-        """The cells with each of ``columns`` replaced by a dense integer code (NULL → 0),
-        through one small lookup per column: the search rounds then group and sort integers."""
-        q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c")).from_(table(cells, "c"))
-        for j, (c, name) in enumerate(zip(columns, names)):
-            d = f"d{j}"
-            q = q.join(render("alpha_k/code_lookup", g=col(c), cells=cells).subquery(d), join_type="left",
-                       on=col("v", d).eq(col(c, "c")))
-            q = q.select(exp.alias_(exp.func("COALESCE", col("code", d), lit(0)), name), copy=False)
-        return q
+        cols, self.checked = frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha)
+        return cols
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -95,29 +72,8 @@ class AlphaK:
         lnames = [f"l_{i}" for i in range(m)]
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
-        # Every level below the root is computed once per cell here (g_<qi>_<level>, the released
-        # labels), and coded as integers (c_<qi>_<level>): the search rounds group and sort by
-        # small integers instead of re-evaluating CASE chains or comparing text.
-        levels_of_cells = [
-            exp.alias_(be.binary_text(hs[i].expr(exp.Min(this=col(q.column)), lv)), f"g_{i}_{lv}")
-            for i, q in enumerate(frag.qis) for lv in range(hs[i].height)
-        ]
-        collided = exp.If(this=exp.Min(this=col("_sa_chk")).neq(exp.Max(this=col("_sa_chk"))), true=lit(1)) \
-            if self.checked else None
-        cells = ctx.create_temp("cells", render(
-            "alpha_k/cells", src=src, qis=levels_of_cells,
-            collided=exp.Case(ifs=[collided], default=lit(0)) if collided else lit(0)))
-        coded = [(i, lv) for i in range(m) for lv in range(hs[i].height)]
-        codes = ctx.create_temp("codes", self._codes(cells, ["sv"] + [f"g_{i}_{lv}" for i, lv in coded],
-                                                     ["sv"] + [f"c_{i}_{lv}" for i, lv in coded]))
-        first = ctx.query(exp.select(
-            exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
-            *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
-        first_row = first[0] if first else (0,) + (1,) * len(coded)
-        if int(first_row[0] or 0):
-            raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
-                               "per pair): nothing was released; run the query again")
-        radix = {ic: int(v or 0) + 1 for ic, v in zip(coded, first_row[1:])}
+        freq = frequency.build(frag, src, ctx, self.checked)
+        cells, codes, radix = freq.cells, freq.codes, freq.radix
         assign = ctx.create_temp("assign", render(
             "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
         rem = ctx.create_temp("rem_0", render("alpha_k/rem_init", cells=cells))

@@ -4,6 +4,8 @@ from __future__ import annotations
 from sqlanon.criteria.alpha import AlphaDeassociation, alpha_fraction
 from sqlanon.criteria.base import Criterion, Verdict
 from sqlanon.criteria.k_anonymity import KAnonymity
+from sqlanon.criteria.l_diversity import LDiversity
+from sqlanon.criteria.t_closeness import TCloseness
 from sqlanon.policy.model import Requirement
 
 
@@ -12,7 +14,12 @@ def for_requirement(req: Requirement) -> list[Criterion]:
     out: list[Criterion] = [KAnonymity(req.k)]
     if req.alpha is not None:
         out.append(AlphaDeassociation(alpha_fraction(req.alpha.value)))
+    if req.l is not None:
+        out.append(LDiversity(req.l))
+    if req.t is not None:
+        out.append(TCloseness(req.t))
     return out
 
 
-__all__ = ["AlphaDeassociation", "Criterion", "KAnonymity", "Verdict", "for_requirement"]
+__all__ = ["AlphaDeassociation", "Criterion", "KAnonymity", "LDiversity", "TCloseness", "Verdict",
+           "for_requirement"]

@@ -31,6 +31,10 @@ def protected_flag(alpha: Alpha | None, sv: exp.Expression) -> exp.Expression:
 class AlphaDeassociation:
     alpha: Fraction
     name: str = "alpha-deassociation"
+    attribute: None = None
+
+    def statement(self, values: str) -> None:
+        return None
 
     def aggregates(self) -> dict[str, exp.Expression]:
         size, maxp = exp.column("size"), exp.column("maxp")

@@ -2,7 +2,9 @@
 
 A criterion declares aggregate expressions over the class statistics of the released rows
 (one row per equivalence class: ``size`` and ``maxp``, the largest count of one protected
-value) and then judges the aggregated values. It never looks at how the release was made.
+value), or — when it judges the distribution of a sensitive attribute in each class — a
+statement over that attribute's per-class counts (columns ``cls``, ``vr``, ``cnt``), and then
+judges the values measured. It never looks at how the release was made.
 """
 from __future__ import annotations
 
@@ -21,8 +23,13 @@ class Verdict:
 
 class Criterion(Protocol):
     name: str
+    #: the sensitive attribute whose per-class distribution is judged; None: class sizes suffice
+    attribute: str | None
 
     def aggregates(self) -> dict[str, exp.Expression]:
         """Aggregates over the class statistics (columns ``size``, ``maxp``)."""
+
+    def statement(self, values: str) -> exp.Expression | None:
+        """One row of measurements from the per-class counts of ``attribute`` in ``values``."""
 
     def judge(self, values: dict[str, object]) -> Verdict: ...

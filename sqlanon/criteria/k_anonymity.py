@@ -12,6 +12,10 @@ from sqlanon.criteria.base import Verdict
 class KAnonymity:
     k: int
     name: str = "k-anonymity"
+    attribute: None = None
+
+    def statement(self, values: str) -> None:
+        return None
 
     def aggregates(self) -> dict[str, exp.Expression]:
         size = exp.column("size")

@@ -11,12 +11,12 @@ from sqlanon.hierarchy import (
     DATE_STEPS, KINDS, DateHierarchy, Hierarchy, IntervalHierarchy, MaskHierarchy,
     SuppressHierarchy, TaxonomyError, TaxonomyHierarchy,
 )
-from sqlanon.policy.model import METHODS, Alpha, Policy, QuasiIdentifier, Requirement, Sensitive, TablePolicy
+from sqlanon.policy.model import METHODS, Alpha, Closeness, Diversity, Policy, QuasiIdentifier, Requirement, Sensitive, TablePolicy
 
 TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
-NOT_YET = {"l": "l-diversity", "t": "t-closeness", "epsilon": "differential privacy"}
+NOT_YET = {"epsilon": "differential privacy"}
 
 
 def load_policy(source: str | Path | dict | Policy) -> Policy:
@@ -155,7 +155,68 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Req
     alpha = None
     if "alpha" in spec:
         alpha = _alpha(table, spec["alpha"], sensitive)
-    return Requirement(k=k, alpha=alpha, max_suppression=float(ms), method=method)
+    div = _diversity(table, spec["l"], sensitive) if "l" in spec else None
+    close = _closeness(table, spec["t"], sensitive) if "t" in spec else None
+    return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method)
+
+
+def _attribute(table: str, key: str, spec: dict, sensitive: tuple[Sensitive, ...]) -> Sensitive:
+    names = [s.column for s in sensitive]
+    attribute = spec.get("attribute")
+    if attribute is None:
+        if len(names) != 1:
+            raise PolicyError(f"privacy.{key} needs 'attribute' naming one sensitive column "
+                              f"(the table has {len(names)})", table=table)
+        attribute = names[0]
+    if attribute not in names:
+        raise PolicyError(f"privacy.{key}.attribute {attribute!r} is not a sensitive column", table=table)
+    return next(s for s in sensitive if s.column == attribute)
+
+
+def _diversity(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Diversity:
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec = {"value": spec}
+    if not isinstance(spec, dict) or "value" not in spec:
+        raise PolicyError("privacy.l must be an integer or {value, variant, c, attribute}", table=table)
+    value = spec["value"]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+        raise PolicyError(f"privacy.l must be an integer >= 2, got {value!r}", table=table)
+    variant = spec.get("variant", "distinct")
+    if variant not in ("distinct", "entropy", "recursive"):
+        raise PolicyError(f"privacy.l.variant must be distinct, entropy or recursive, got {variant!r}", table=table)
+    c = spec.get("c")
+    if variant == "recursive":
+        if not isinstance(c, (int, float)) or isinstance(c, bool) or c <= 0:
+            raise PolicyError(f"privacy.l.c must be a positive number for recursive (c,l)-diversity, got {c!r}",
+                              table=table)
+    elif c is not None:
+        raise PolicyError("privacy.l.c applies to variant: recursive only", table=table)
+    attribute = _attribute(table, "l", spec, sensitive).column
+    return Diversity(value, attribute, variant, float(c) if c is not None else None)
+
+
+def _closeness(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Closeness:
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        spec = {"value": spec}
+    if not isinstance(spec, dict) or "value" not in spec:
+        raise PolicyError("privacy.t must be a number or {value, distance, attribute}", table=table)
+    value = spec["value"]
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1:
+        raise PolicyError(f"privacy.t must be in (0, 1], got {value!r}", table=table)
+    attr = _attribute(table, "t", spec, sensitive)
+    distance = spec.get("distance", "ordered" if attr.kind == "numeric" else "equal")
+    if distance not in ("ordered", "equal", "hierarchical"):
+        raise PolicyError(f"privacy.t.distance must be ordered, equal or hierarchical, got {distance!r}",
+                          table=table, column=attr.column)
+    if distance == "hierarchical":
+        if attr.hierarchy_file is None:
+            raise PolicyError("privacy.t.distance: hierarchical needs a 'hierarchy' (taxonomy file) on the "
+                              "sensitive column", table=table, column=attr.column)
+        try:
+            TaxonomyHierarchy.from_csv(Path(attr.hierarchy_file))
+        except TaxonomyError as e:
+            raise PolicyError(f"sensitive hierarchy: {e}", table=table, column=attr.column) from None
+    return Closeness(float(value), attr.column, distance, attr.hierarchy_file)
 
 
 def _alpha(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Alpha:

@@ -39,9 +39,34 @@ class Alpha:
 
 
 @dataclass(frozen=True)
+class Diversity:
+    """l-diversity of one sensitive attribute in every class (Machanavajjhala et al. 2007, seed
+    000): at least l distinct values, an entropy of at least log l, or recursive (c,l)."""
+
+    value: int
+    attribute: str
+    variant: str  # distinct | entropy | recursive
+    c: float | None = None
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """t-closeness (Li et al. 2007, seed 000): the Earth Mover's Distance between each class's
+    distribution of the attribute and the whole release's is at most t."""
+
+    value: float
+    attribute: str
+    distance: str  # ordered | equal | hierarchical
+    #: the attribute's taxonomy (ARX format) for the hierarchical distance
+    hierarchy_file: str | None = None
+
+
+@dataclass(frozen=True)
 class Requirement:
     k: int = 2
     alpha: Alpha | None = None
+    l: Diversity | None = None  # noqa: E741 - the model's own name
+    t: Closeness | None = None
     max_suppression: float = 0.05
     method: str = "auto"
 

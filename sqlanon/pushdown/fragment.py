@@ -52,8 +52,9 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     tp = analysis.policy
     assert tp is not None
     carried = set(analysis.needed)
-    if tp.requirement.alpha is not None:
-        carried.add(tp.requirement.alpha.attribute)
+    # the attributes the criteria judge travel with the release, selected or not
+    req = tp.requirement
+    carried.update(m.attribute for m in (req.alpha, req.l, req.t) if m is not None)
     columns = tuple(c for c in tp.releasable if c in carried)
     qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
     info = db.columns(tp.table)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlanon.context import RunContext
-from sqlanon.criteria import Verdict, for_requirement
+from sqlanon.criteria import Criterion, Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
@@ -77,13 +77,33 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.rows_released = int(values.get("rows") or 0)
     m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
     if m.rows_released:
-        m.verdicts = [c.judge(values) for c in criteria]
+        m.verdicts = [c.judge(values if c.attribute is None else _distribution(c, frag, released, ctx))
+                      for c in criteria]
     else:
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
     for i, q in enumerate(frag.qis):
         m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
     ctx.drop(released_cells, selection_cells)
     return m
+
+
+def _distribution(c: Criterion, frag: Fragment, released: str, ctx: RunContext) -> dict[str, object]:
+    """Measure a criterion on its attribute's per-class counts in the released rows."""
+    be = ctx.backend
+    attr = col(c.attribute)
+    if c.attribute in frag.text_columns:
+        attr = be.binary_text(attr)
+    # as the class statistics read them: released QI values are labels, compared byte for byte
+    qis = [be.binary_text(col(q.column)) for q in frag.qis]
+    names = [f"_q{i}" for i in range(len(qis))]
+    counts = ctx.create_temp("released_values", render(
+        "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],
+        qis_alias=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis, attr=attr, released=released))
+    statement = c.statement(counts)
+    keys = [e.alias_or_name for e in statement.selects]
+    rows = ctx.query(statement)
+    ctx.drop(counts)
+    return dict(zip(keys, rows[0])) if rows else {}
 
 
 def enforce(m: Measurement, req: Requirement) -> None:

@@ -1,0 +1,88 @@
+"""The frequency table of a selection, shared by the methods that search on it.
+
+Every recoding decision of (α,k) and of Mondrian depends only on how many rows share each QI
+tuple and sensitive value (a cell), so the methods search on that table — thousands of rows
+instead of millions — and touch the full rows once more, to release them. The pushdown adds a
+cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate, each
+cell's QI values are generalized to every level below the root once (labels g_<qi>_<level>),
+and those labels are coded as dense integers (c_<qi>_<level>) for the search to group and sort.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.context import RunContext
+from sqlanon.criteria.alpha import protected_flag
+from sqlanon.errors import BackendError
+from sqlanon.policy.model import Alpha
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, render, table
+
+
+def lit(v: int | float) -> exp.Literal:
+    return exp.Literal.number(v)
+
+
+def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
+                     alpha: Alpha | None) -> tuple[list[exp.Expression], bool]:
+    """The sensitive value, its α-protected flag, and the cell key of the QI values and the
+    sensitive value, with the key's check where the key is a hash; and whether there is one."""
+    be = ctx.backend
+    sv = frag.source(attribute, be) if attribute else lit(0)
+    # the key sees the stored values: each backend encodes them byte for byte itself
+    raw = frag.source(attribute) if attribute else lit(0)
+    key, check = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
+    out = [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(alpha, sv), "_sa_p"), exp.alias_(key, "_sa_key")]
+    if check is not None:
+        out.append(exp.alias_(check, "_sa_chk"))
+    return out, check is not None
+
+
+@dataclass(frozen=True)
+class Frequency:
+    #: one row per cell: cell, k (the key), g_<qi>_<level>, raw_<qi>, sv, p, n
+    cells: str
+    #: one row per cell: cell, n, p, sv and c_<qi>_<level> as dense integer codes (NULL → 0)
+    codes: str
+    #: (qi, level) → largest code + 1
+    radix: dict[tuple[int, int], int]
+
+    @property
+    def coded(self) -> list[tuple[int, int]]:
+        return list(self.radix)
+
+
+def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency:
+    be = ctx.backend
+    hs = [q.hierarchy for q in frag.qis]
+    labels = [exp.alias_(be.binary_text(h.expr(exp.Min(this=col(q.column)), lv)), f"g_{i}_{lv}")
+              for i, (q, h) in enumerate(zip(frag.qis, hs)) for lv in range(h.height)]
+    raws = [exp.alias_(exp.Min(this=col(q.column)), f"raw_{i}") for i, q in enumerate(frag.qis)]
+    collided = exp.Case(ifs=[exp.If(this=exp.Min(this=col("_sa_chk")).neq(exp.Max(this=col("_sa_chk"))),
+                                    true=lit(1))], default=lit(0)) if checked else lit(0)
+    cells = ctx.create_temp("cells", render("anonymize/cells", src=src, qis=labels + raws, collided=collided))
+    coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
+    codes = ctx.create_temp("codes", _codes(cells, ["sv"] + [f"g_{i}_{lv}" for i, lv in coded],
+                                            ["sv"] + [f"c_{i}_{lv}" for i, lv in coded]))
+    first = ctx.query(exp.select(
+        exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
+        *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
+    row = first[0] if first else (0,) + (1,) * len(coded)
+    if int(row[0] or 0):
+        raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
+                           "per pair): nothing was released; run the query again")
+    return Frequency(cells, codes, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
+
+
+def _codes(cells: str, columns: list[str], names: list[str]) -> exp.Select:
+    """The cells with each of ``columns`` replaced by a dense integer code (NULL → 0), through
+    one small lookup per column: a sort of its few distinct values, not of the wide cells."""
+    q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c")).from_(table(cells, "c"))
+    for j, (c, name) in enumerate(zip(columns, names)):
+        d = f"d{j}"
+        q = q.join(render("anonymize/code_lookup", g=col(c), cells=cells).subquery(d), join_type="left",
+                   on=col("v", d).eq(col(c, "c")))
+        q = q.select(exp.alias_(exp.func("COALESCE", col("code", d), lit(0)), name), copy=False)
+    return q

@@ -1,0 +1,57 @@
+"""t-closeness (Li et al. 2007; seed 000): the Earth Mover's Distance between a class's
+distribution of a sensitive attribute and the whole release's is at most t in every class.
+The ground distance is ordered (|i−j|/(m−1), numeric attributes), equal (every two values 1
+apart: the variational distance), or hierarchical (the level of the lowest common ancestor in
+the attribute's taxonomy over its height). A value the taxonomy does not list sits right
+under the root: as far as can be from every other value."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from pathlib import Path
+
+from sqlanon.criteria.base import Verdict
+from sqlanon.hierarchy import TaxonomyHierarchy
+from sqlanon.policy.model import Closeness
+from sqlanon.sql.templates import col, render
+
+#: EMD is computed in floating point; a class exactly at t must pass
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class TCloseness:
+    spec: Closeness
+
+    @property
+    def name(self) -> str:
+        return f"t-closeness ({self.spec.distance} distance)"
+
+    @property
+    def attribute(self) -> str:
+        return self.spec.attribute
+
+    def aggregates(self) -> dict[str, exp.Expression]:
+        return {}
+
+    def statement(self, values: str) -> exp.Expression:
+        if self.spec.distance != "hierarchical":
+            return render(f"criteria/t_{self.spec.distance}", counts=values)
+        assert self.spec.hierarchy_file is not None
+        h = TaxonomyHierarchy.from_csv(Path(self.spec.hierarchy_file))
+
+        def ancestor(level: int) -> exp.Expression:
+            return col("vr") if level == 0 else h.expr(col("v"), level)
+
+        levels = [render("criteria/t_hierarchical_level", parent=ancestor(lv), child=ancestor(lv - 1),
+                         weight=exp.Literal.number(f"{lv / h.height!r}"))
+                  for lv in range(1, h.height + 1)]
+        union = exp.union(*levels, distinct=False, copy=False) if len(levels) > 1 else levels[0]
+        return render("criteria/t_hierarchical", counts=values, levels=union)
+
+    def judge(self, values: dict[str, object]) -> Verdict:
+        d = float(values.get("t_max") or 0.0)
+        return Verdict(self.name, d <= self.spec.value + TOLERANCE,
+                       f"largest distance {d:.4f} of a class from the whole release (t={self.spec.value:g})")
