@@ -45,9 +45,9 @@ class Session:
         else:
             lines.append(f"plan: {chosen.method}; rule: {chosen.rule}")
             if not analyze:
-                lines.append("note: the (α,k) search repeats its round of statements once per generalization "
-                             "level, on the attribute with the highest entropy; explain --analyze runs it and "
-                             "lists every statement")
+                lines.append("note: the search repeats its round of statements (per generalization level for "
+                             "alpha_k, per cutting pass for mondrian); explain --analyze runs it and lists every "
+                             "statement")
         stage = None
         for i, s in enumerate(ctx.statements, 1):
             if s.stage != stage:

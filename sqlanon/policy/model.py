@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k")
+METHODS = ("auto", "alpha_k", "mondrian")
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ def diversity_policy(l: object, table: str = "patients2") -> dict:  # noqa: E741
         "quasi_identifiers": {"sex": {"type": "suppress"}, "zip": {"type": "suppress"},
                               "born": {"type": "suppress"}},
         "sensitive": {"disease": {}},
-        "privacy": {"k": 2, "l": l, "max_suppression": 0}}}}
+        # (α,k) releases these tables as they are: the measurement is what is tested
+        "privacy": {"method": "alpha_k", "k": 2, "l": l, "max_suppression": 0}}}}
 
 
 def test_the_seed_2_diverse_table(db_url):
@@ -114,7 +115,8 @@ SKEWED = [(1, "x"), (1, "x"), (1, "x"), (1, "y"), (2, "x"), (2, "x"), (2, "y"), 
 
 def skewed_policy(l: dict) -> dict:  # noqa: E741
     return {"tables": {"sk": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
-                              "sensitive": {"s": {}}, "privacy": {"k": 2, "l": l, "max_suppression": 0}}}}
+                              "sensitive": {"s": {}},
+                              "privacy": {"method": "alpha_k", "k": 2, "l": l, "max_suppression": 0}}}}
 
 
 def independent_l(rows: list[tuple]) -> tuple[float, list[list[int]]]:

@@ -1,0 +1,8 @@
+-- Rows per sensitive value on each side of one candidate cut (:qi, positions :pos).
+SELECT pid, qi, half, sv, SUM(n) AS cnt, MAX(p) AS p
+FROM (
+  SELECT c.pid, k.qi, CASE WHEN :pos <= k.s THEN 0 ELSE 1 END AS half, c.sv, c.n, c.p
+  FROM :cur AS c
+  JOIN :candidates AS k ON k.pid = c.pid AND k.qi = :qi
+) AS x
+GROUP BY pid, qi, half, sv
