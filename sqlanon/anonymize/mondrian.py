@@ -2,15 +2,15 @@
 
 Greedy top-down cuts on the frequency table: every open partition is cut at the median row
 along the quasi-identifier with the widest extent whose two halves both satisfy every model
-the method can test on a part (k, α, l-diversity); a partition with no such cut is final. One
+(k, α, l-diversity, t-closeness — the last two by the criteria's own SQL); a partition with no
+such cut is final. One
 pass cuts every open partition at once — five statements — so the number of statements grows
 with the depth of the cuts (about log2(n/k)), not with the rows. A taxonomy attribute is cut
 along its ancestor path, so that a part keeps whole subtrees where it can; each part releases,
 per attribute, its rows' common value at the lowest level of the hierarchy that has one.
 
 Mondrian suppresses nothing: a selection that fails a model as a whole is released as one part
-and refused by verification. t-closeness is not tested at the cuts yet; verification measures
-it on the release like every other model.
+and refused by verification, which measures every model on the released rows again.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
+from sqlanon.criteria.l_diversity import LDiversity
+from sqlanon.criteria.t_closeness import TCloseness
 from sqlanon.errors import PolicyError
 from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Requirement
@@ -39,7 +41,7 @@ def lit(v: int | float) -> exp.Literal:
 
 class Mondrian:
     name: ClassVar[str] = "mondrian"
-    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity")
+    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity", "t-closeness")
 
     def __init__(self, requirement: Requirement):
         self.req = requirement
@@ -57,23 +59,30 @@ class Mondrian:
         return cols
 
     def _half_ok(self) -> exp.Expression:
-        """Both halves of a cut must satisfy this, over the per-half statistics of choice.sql."""
+        """Both halves of a cut must satisfy this, over the per-half statistics of choice.sql;
+        the l and t conditions are the criteria's own."""
         size, maxp = col("size"), col("maxp")
         conds: list[exp.Expression] = [
             exp.GTE(this=size.copy(), expression=lit(self.req.k)),
             exp.LTE(this=exp.Mul(this=maxp, expression=lit(self.den)),
                     expression=exp.Mul(this=lit(self.num), expression=size.copy())),
         ]
-        div = self.req.l
-        if div is not None:
-            if div.variant == "distinct":
-                conds.append(exp.GTE(this=col("d"), expression=lit(div.value)))
-            elif div.variant == "entropy":
-                conds.append(exp.GTE(this=col("h"), expression=exp.Literal.number(repr(math.log(div.value) - 1e-9))))
-            else:
-                conds.append(exp.LT(this=col("r1"), expression=exp.Mul(
-                    this=exp.Literal.number(repr(div.c)), expression=col("tail"))))
+        if self.req.l is not None:
+            conds.append(LDiversity(self.req.l).holds())
+        if self.req.t is not None:
+            conds.append(TCloseness(self.req.t).within(col("dist")))
         return exp.and_(*conds)
+
+    def _distances(self, halves: str, whole: str, m: int, step: int, ctx: RunContext) -> str:
+        """The halves with each half's t-closeness distance from the whole selection (column d),
+        measured by the criterion's own SQL on the halves as classes."""
+        assert self.req.t is not None
+        mul = lit(2 * max(m, 1))
+        counts = ctx.create_temp(f"hcounts_{step}", render("mondrian/half_counts", halves=halves, mul=mul))
+        dist = ctx.create_temp(f"hdist_{step}", TCloseness(self.req.t).per_class(counts, whole))
+        out = ctx.create_temp(f"halves_t_{step}", render("mondrian/halves_d", halves=halves, dist=dist, mul=mul))
+        ctx.drop(counts, dist, halves)
+        return out
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx, self.checked)
@@ -91,6 +100,8 @@ class Mondrian:
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
         domains = [int(v or 1) for v in (ctx.query(exp.select(
             *[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))[0] if m and ctx.live else [1] * m)]
+        whole = ctx.create_temp("whole", render("mondrian/whole", codes=freq.codes, cells=freq.cells)) \
+            if self.req.t is not None else None
         passes = 0
         while m and passes < MAX_PASSES:
             passes += 1
@@ -100,6 +111,8 @@ class Mondrian:
             halves = ctx.create_temp(f"halves_{passes}", _union([
                 render("mondrian/halves", qi=lit(i), pos=col(f"pos_{i}", "c"), cur=cur, candidates=candidates)
                 for i in range(m)]))
+            if whole is not None:
+                halves = self._distances(halves, whole, m, passes, ctx)
             choice = ctx.create_temp(f"choice_{passes}", render(
                 "mondrian/choice", halves=halves, candidates=candidates, half_ok=self._half_ok(),
                 l=lit(self.req.l.value if self.req.l else 1)))
@@ -142,7 +155,7 @@ class Mondrian:
             for row in ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n")).from_(table(parts))):
                 for i, q in enumerate(frag.qis):
                     histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
-        ctx.drop(cur, parts, freq.codes, freq.cells)
+        ctx.drop(cur, parts, freq.codes, freq.cells, *([whole] if whole else []))
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 

@@ -33,7 +33,7 @@ class AlphaDeassociation:
     name: str = "alpha-deassociation"
     attribute: None = None
 
-    def statement(self, values: str) -> None:
+    def statement(self, counts: str, whole: str) -> None:
         return None
 
     def aggregates(self) -> dict[str, exp.Expression]:

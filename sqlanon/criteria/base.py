@@ -3,7 +3,7 @@
 A criterion declares aggregate expressions over the class statistics of the released rows
 (one row per equivalence class: ``size`` and ``maxp``, the largest count of one protected
 value), or — when it judges the distribution of a sensitive attribute in each class — a
-statement over that attribute's per-class counts (columns ``cls``, ``vr``, ``cnt``), and then
+statement over that attribute's per-class counts and its whole distribution, and then
 judges the values measured. It never looks at how the release was made.
 """
 from __future__ import annotations
@@ -29,7 +29,8 @@ class Criterion(Protocol):
     def aggregates(self) -> dict[str, exp.Expression]:
         """Aggregates over the class statistics (columns ``size``, ``maxp``)."""
 
-    def statement(self, values: str) -> exp.Expression | None:
-        """One row of measurements from the per-class counts of ``attribute`` in ``values``."""
+    def statement(self, counts: str, whole: str) -> exp.Expression | None:
+        """One row of measurements from the per-class counts of ``attribute`` in ``counts``
+        (cls, vr, v, cnt) and its whole distribution in ``whole`` (vr, v, c)."""
 
     def judge(self, values: dict[str, object]) -> Verdict: ...

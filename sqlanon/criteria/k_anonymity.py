@@ -14,7 +14,7 @@ class KAnonymity:
     name: str = "k-anonymity"
     attribute: None = None
 
-    def statement(self, values: str) -> None:
+    def statement(self, counts: str, whole: str) -> None:
         return None
 
     def aggregates(self) -> dict[str, exp.Expression]:

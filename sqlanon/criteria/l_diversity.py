@@ -29,9 +29,20 @@ class LDiversity:
     def aggregates(self) -> dict[str, exp.Expression]:
         return {}
 
-    def statement(self, values: str) -> exp.Expression:
-        return render("criteria/l_diversity", counts=values, l=exp.Literal.number(self.spec.value),
+    def statement(self, counts: str, whole: str) -> exp.Expression:
+        return render("criteria/l_diversity", counts=counts, l=exp.Literal.number(self.spec.value),
                       c=exp.Literal.number(self.spec.c if self.spec.c is not None else 1))
+
+    def holds(self) -> exp.Expression:
+        """The condition on one class's statistics: d distinct values, entropy h (natural log),
+        r1 the largest count and tail the sum of the counts from the l-th largest on."""
+        l = self.spec.value  # noqa: E741
+        if self.spec.variant == "distinct":
+            return exp.GTE(this=exp.column("d"), expression=exp.Literal.number(l))
+        if self.spec.variant == "entropy":
+            return exp.GTE(this=exp.column("h"), expression=exp.Literal.number(repr(math.log(l) - 1e-9)))
+        return exp.LT(this=exp.column("r1"), expression=exp.Mul(
+            this=exp.Literal.number(repr(self.spec.c)), expression=exp.column("tail")))
 
     def judge(self, values: dict[str, object]) -> Verdict:
         l = self.spec.value  # noqa: E741

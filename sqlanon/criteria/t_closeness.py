@@ -36,9 +36,11 @@ class TCloseness:
     def aggregates(self) -> dict[str, exp.Expression]:
         return {}
 
-    def statement(self, values: str) -> exp.Expression:
+    def per_class(self, counts: str, whole: str) -> exp.Select:
+        """Each class's distance (columns cls, d) from the whole distribution, from the per-class
+        counts (cls, vr, cnt) and the whole distribution (vr, v, c)."""
         if self.spec.distance != "hierarchical":
-            return render(f"criteria/t_{self.spec.distance}", counts=values)
+            return render(f"criteria/t_{self.spec.distance}", counts=counts, whole=whole)
         assert self.spec.hierarchy_file is not None
         h = TaxonomyHierarchy.from_csv(Path(self.spec.hierarchy_file))
 
@@ -49,7 +51,20 @@ class TCloseness:
                          weight=exp.Literal.number(f"{lv / h.height!r}"))
                   for lv in range(1, h.height + 1)]
         union = exp.union(*levels, distinct=False, copy=False) if len(levels) > 1 else levels[0]
-        return render("criteria/t_hierarchical", counts=values, levels=union)
+        return render("criteria/t_hierarchical", counts=counts, whole=whole, levels=union)
+
+    def within(self, d: exp.Expression) -> exp.Expression:
+        """A class at distance ``d`` satisfies t."""
+        return exp.LTE(this=d, expression=exp.Literal.number(repr(self.spec.value + TOLERANCE)))
+
+    def statement(self, counts: str, whole: str) -> exp.Expression:
+        per_class = self.per_class(counts, whole)
+        ctes = per_class.args.get("with_")
+        per_class.set("with_", None)
+        out = exp.select(exp.alias_(exp.Max(this=col("d")), "t_max")).from_(per_class.subquery("per_class"))
+        if ctes is not None:
+            out.set("with_", ctes)
+        return out
 
     def judge(self, values: dict[str, object]) -> Verdict:
         d = float(values.get("t_max") or 0.0)

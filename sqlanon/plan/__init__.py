@@ -20,10 +20,10 @@ def plan(analysis: Analysis, requirement: Requirement) -> Plan:
     if requirement.method == "auto":
         # Seed 001 Abbildung 23: row-oriented query over one table → (α,k); the other branches
         # (slicing, SABRE, V-MDAV, DP) arrive with their methods. (α,k) does not search for
-        # l-diversity, Mondrian does: a requirement with l goes to Mondrian.
-        if requirement.l is not None:
-            return Plan("mondrian", "auto: the requirement asks for l-diversity → Mondrian partitioning "
-                                    "(its cuts keep every part l-diverse)", requirement)
+        # l-diversity or t-closeness, Mondrian does: a requirement with l or t goes to Mondrian.
+        if requirement.l is not None or requirement.t is not None:
+            return Plan("mondrian", "auto: the requirement asks for l-diversity or t-closeness → Mondrian "
+                                    "partitioning (its cuts keep every part within them)", requirement)
         return Plan("alpha_k", "auto: single-table row query → (α,k) local recoding", requirement)
     if requirement.method not in REGISTRY:
         raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)

@@ -99,10 +99,11 @@ def _distribution(c: Criterion, frag: Fragment, released: str, ctx: RunContext) 
     counts = ctx.create_temp("released_values", render(
         "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],
         qis_alias=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis, attr=attr, released=released))
-    statement = c.statement(counts)
+    whole = ctx.create_temp("released_whole", render("verify/released_whole", counts=counts))
+    statement = c.statement(counts, whole)
     keys = [e.alias_or_name for e in statement.selects]
     rows = ctx.query(statement)
-    ctx.drop(counts)
+    ctx.drop(counts, whole)
     return dict(zip(keys, rows[0])) if rows else {}
 
 

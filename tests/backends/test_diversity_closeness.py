@@ -27,7 +27,7 @@ def income_policy(t: float, table: str = "income") -> dict:
     return {"tables": {table: {
         "quasi_identifiers": {"plz": {"type": "suppress"}, "age_band": {"type": "suppress"}},
         "sensitive": {"einkommen": {"type": "numeric"}},
-        "privacy": {"k": 3, "t": t, "max_suppression": 0}}}}
+        "privacy": {"method": "alpha_k", "k": 3, "t": t, "max_suppression": 0}}}}
 
 
 def ordered_emd(rows: list[tuple]) -> list[Fraction]:
@@ -219,7 +219,8 @@ def test_hierarchical_emd_of_li_et_al_table_4(db_url):
         "quasi_identifiers": {"zip": {"type": "suppress"}, "age": {"type": "suppress"}},
         "sensitive": {"disease": {"hierarchy": str(path)}},
         "insensitive": ["salary"],
-        "privacy": {"k": 3, "t": {"value": 0.3, "distance": "hierarchical"}, "max_suppression": 0}}}}
+        "privacy": {"method": "alpha_k", "k": 3, "t": {"value": 0.3, "distance": "hierarchical"},
+                    "max_suppression": 0}}}}
     with sqlanon.connect(db_url, policy=policy) as db:
         res = db.execute("SELECT zip, age, disease FROM li4")
         assert "largest distance 0.2963" in check_of(res, "t-closeness")["measured"]

@@ -109,3 +109,22 @@ def test_auto_takes_mondrian_for_l_diversity(db_url):
         res = db.execute("SELECT age, s FROM m8")
         assert res.report.method == "mondrian" and "l-diversity" in res.report.rule
         assert "mondrian" in db.explain("SELECT age, s FROM m8")
+
+
+def test_t_closeness_stops_a_cut(db_url):
+    """Salaries rise with age: a cut into pairs leaves pairs far from the whole distribution."""
+    from tests.backends.test_diversity_closeness import ordered_emd
+
+    rows = [(age, 1000 * (age + 1)) for age in range(8)]
+    load_table(db_url, "m8t", [("age", "int"), ("salary", "int")], rows)
+    p = {"tables": {"m8t": {"quasi_identifiers": {"age": {"type": "interval", "levels": [2, 4, 8]}},
+                            "sensitive": {"salary": {"type": "numeric"}},
+                            "privacy": {"method": "mondrian", "k": 2, "t": 0.3, "max_suppression": 0}}}}
+    with sqlanon.connect(db_url, policy=p) as db:
+        res = db.execute("SELECT age, salary FROM m8t")
+    released = [(r[0], "", r[1]) for r in res.rows]
+    distances = ordered_emd(released)
+    # the outer pairs ([0,2), [6,8)) would be 3/7 = 0.43 away; halves ([0,4), [4,8)) are 2/7 = 0.286
+    assert max(distances) <= 0.3 and len(distances) == 2
+    assert sorted(r[1] for r in res.rows) == sorted(s for _, s in rows)
+    assert "largest distance 0.2857" in next(c for c in res.report.checks if c["criterion"].startswith("t-"))["measured"]

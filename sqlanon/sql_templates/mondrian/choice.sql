@@ -1,6 +1,6 @@
 -- The cut each partition takes: among its candidates whose two halves both satisfy every
--- model (:half_ok over size, maxp, d = distinct values, h = entropy, r1 = largest count and
--- tail = the counts from the l-th largest on), the widest.
+-- model (:half_ok over size, maxp, d = distinct values, h = entropy, r1 = largest count,
+-- tail = the counts from the l-th largest on, dist = t-closeness distance), the widest.
 SELECT pid, qi, s
 FROM (
   SELECT v.pid, v.qi, k.s, ROW_NUMBER() OVER (PARTITION BY v.pid ORDER BY k.width DESC, v.qi) AS rk
@@ -11,9 +11,9 @@ FROM (
       FROM (
         SELECT pid, qi, half, SUM(cnt) AS size, MAX(CASE WHEN p = 1 THEN cnt ELSE 0 END) AS maxp,
                COUNT(*) AS d, -SUM(cnt * 1.0 / size_w * LN(cnt * 1.0 / size_w)) AS h, MAX(cnt) AS r1,
-               SUM(CASE WHEN rk >= :l THEN cnt ELSE 0 END) AS tail
+               SUM(CASE WHEN rk >= :l THEN cnt ELSE 0 END) AS tail, MAX(dist) AS dist
         FROM (
-          SELECT pid, qi, half, cnt, p, SUM(cnt) OVER (PARTITION BY pid, qi, half) AS size_w,
+          SELECT pid, qi, half, cnt, p, d AS dist, SUM(cnt) OVER (PARTITION BY pid, qi, half) AS size_w,
                  ROW_NUMBER() OVER (PARTITION BY pid, qi, half ORDER BY cnt DESC, sv) AS rk
           FROM :halves
         ) AS ranked

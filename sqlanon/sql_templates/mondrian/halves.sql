@@ -1,5 +1,6 @@
--- Rows per sensitive value on each side of one candidate cut (:qi, positions :pos).
-SELECT pid, qi, half, sv, SUM(n) AS cnt, MAX(p) AS p
+-- Rows per sensitive value on each side of one candidate cut (:qi, positions :pos); d is the
+-- half's t-closeness distance where t is asked (mondrian/halves_d), else 0.
+SELECT pid, qi, half, sv, SUM(n) AS cnt, MAX(p) AS p, 0 AS d
 FROM (
   SELECT c.pid, k.qi, CASE WHEN :pos <= k.s THEN 0 ELSE 1 END AS half, c.sv, c.n, c.p
   FROM :cur AS c
