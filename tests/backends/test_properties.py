@@ -47,3 +47,65 @@ def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo, age_
     # sensitive values are released exactly: a sub-multiset of the selected ones
     from collections import Counter
     assert not Counter(r[3] for r in res.rows) - Counter(r[3] for r in rows if r[0] >= lo)
+
+
+def _l_holds(counts, l: int, variant: str, c: float | None) -> bool:  # noqa: E741
+    import math
+    ranked = sorted(counts.values(), reverse=True)
+    n = sum(ranked)
+    if variant == "distinct":
+        return len(ranked) >= l
+    if variant == "entropy":
+        return -sum(x / n * math.log(x / n) for x in ranked) >= math.log(l) - 1e-9
+    return ranked[0] < c * sum(ranked[l - 1:])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(rows=st.lists(row, min_size=1, max_size=60), k=st.integers(2, 5),
+       l=st.sampled_from([None, (2, "distinct", None), (2, "entropy", None), (3, "recursive", 2.0)]),
+       t=st.sampled_from([None, 0.3, 0.5]), age_levels=st.sampled_from([[10, 50], [5], [2, 20, 60]]))
+def test_mondrian_release_satisfies_k_l_and_t(db_url, rows, k, l, t, age_levels):  # noqa: E741
+    """Mondrian refuses exactly when the whole selection, one class, already fails a model;
+    otherwise every released class satisfies k, l and t (equal distance) as measured here."""
+    from collections import Counter, defaultdict
+
+    engine = sa.create_engine(db_url)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS people"))
+    engine.dispose()
+    load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("sex", "text"),
+                                  ("disease", "text")], [(i, *r) for i, r in enumerate(rows)])
+    privacy: dict = {"method": "mondrian", "k": k, "max_suppression": 0}
+    if l is not None:
+        privacy["l"] = {"value": l[0], "variant": l[1], **({"c": l[2]} if l[2] else {})}
+    if t is not None:
+        privacy["t"] = {"value": t, "distance": "equal"}
+    policy = {"tables": {"people": {
+        "identifiers": ["pid"],
+        "quasi_identifiers": {"age": {"type": "interval", "levels": age_levels},
+                              "zip": {"type": "mask", "levels": [1, 2, 3, 4, 5]}, "sex": {"type": "suppress"}},
+        "sensitive": {"disease": {}}, "privacy": privacy}}}
+    whole = Counter(r[3] for r in rows)
+    root_ok = len(rows) >= k and (l is None or _l_holds(whole, *l))
+    with sqlanon.connect(db_url, policy=policy) as db:
+        if not root_ok:
+            try:
+                db.execute("SELECT age, zip, sex, disease FROM people")
+            except sqlanon.ReleaseRefused:
+                return
+            raise AssertionError("released although the whole selection fails a model")
+        res = db.execute("SELECT age, zip, sex, disease FROM people")
+    assert Counter(r[3] for r in res.rows) == whole  # nothing suppressed, values exact
+    classes: dict[tuple, Counter] = defaultdict(Counter)
+    for r in res.rows:
+        classes[(r[0], r[1], r[2])][r[3]] += 1
+    n = len(rows)
+    for counts in classes.values():
+        size = sum(counts.values())
+        assert size >= k
+        if l is not None:
+            assert _l_holds(counts, *l)
+        if t is not None:
+            d = 0.5 * sum(abs(counts[v] / size - whole[v] / n) for v in whole)
+            assert d <= t + 1e-9

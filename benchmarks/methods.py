@@ -1,4 +1,5 @@
-"""Benchmark of the (α,k) stage: in the database (sqlanon) against the client-side alternative.
+"""Benchmark of the anonymization stage: in the database (sqlanon) against the client-side
+alternative.
 
 For each backend it loads UCI Adult (32,561 rows, '?' kept as a value) and a synthetic
 1,000,000-row Adult-like table (Adult repeated with ages shifted by -2..+2, built inside the
@@ -8,10 +9,13 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
   sex, native_country (ARX hierarchies), the issue's target configuration;
 - ``occupation``: sqlanon, k=5, α=0.5 on every occupation value, and the client-side
   alternative on the same data: fetch the rows with the driver, anonymize with anjana
-  (pandas). Figures are reported as ratios to that baseline, measured in the same run.
+  (pandas). Figures are reported as ratios to that baseline, measured in the same run;
+- ``mondrian_k5`` and ``mondrian_l3_t02``: sqlanon's Mondrian with sensitive occupation, k=5,
+  and k=5, l=3, t=0.2 (equal distance) — the configuration issue 3 compares with anonypy
+  (k=5: KL sum 0.187, discernibility 1.55e6) and anjana.
 
-Usage:  python benchmarks/alpha_k.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
-        [--skip-client] [--json out.json]
+Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
+        [--methods alpha_k,mondrian] [--skip-client] [--json out.json]
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
 start them. Needs ``pip install -e '.[bench]'``.
 """
@@ -65,14 +69,23 @@ def hierarchies(tmp: Path) -> dict[str, Path]:
     return out
 
 
-def policy(hpaths: dict[str, Path], sensitive: str, protect: object) -> dict:
+def policy(hpaths: dict[str, Path], sensitive: str, privacy: dict) -> dict:
     others = [c for c, _ in ADULT_COLUMNS if c not in QIS and c != sensitive]
     return {"tables": {t: {
         "quasi_identifiers": {c: {"type": "taxonomy", "file": str(hpaths[c])} for c in QIS},
         "sensitive": {sensitive: {"type": "categorical"}},
         "insensitive": others,
-        "privacy": {"k": 5, "alpha": {"value": 0.5, "protect": protect}, "max_suppression": 0.2},
+        "privacy": privacy,
     } for t in ("adult", "adult1m")}}
+
+
+def alpha_k(protect: object) -> dict:
+    return {"k": 5, "alpha": {"value": 0.5, "protect": protect}, "max_suppression": 0.2}
+
+
+MONDRIAN = {"mondrian_k5": {"method": "mondrian", "k": 5, "max_suppression": 0},
+            "mondrian_l3_t02": {"method": "mondrian", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
+                                "max_suppression": 0}}
 
 
 def prepare(url: str) -> None:
@@ -98,10 +111,10 @@ def prepare(url: str) -> None:
 
 
 # -- measurements, each in its own process -------------------------------------------------
-def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, protect: object) -> dict:
+def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: dict) -> dict:
     import sqlanon
 
-    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, sensitive, protect)
+    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, sensitive, privacy)
     cols = ", ".join(QIS + [sensitive])
     # every QI released, few rows fetched: the cost measured is the stage, not the transfer
     sql = "SELECT " + cols + ", COUNT(*) AS n FROM " + table + " GROUP BY " + cols
@@ -114,7 +127,8 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, protect: ob
     stage = sum(v for k, v in rep.seconds.items() if k in ("pushdown", "anonymize", "verify"))
     return {"seconds": round(stage, 3), "wall": round(wall, 3), "connect": round(t1 - t0, 3),
             "rows_in": rep.rows_in, "suppressed": rep.rows_suppressed, "kl_sum": round(rep.kl_sum, 4),
-            "statements": rep.statements, "peak_rss_mb": _rss()}
+            "discernibility": rep.discernibility, "classes": rep.classes, "statements": rep.statements,
+            "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss()}
 
 
 def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
@@ -155,6 +169,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="sqlite,postgresql,mysql")
     ap.add_argument("--sizes", default="adult,1m")
+    ap.add_argument("--methods", default="alpha_k,mondrian")
     ap.add_argument("--skip-client", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--child", nargs="+")
@@ -162,8 +177,8 @@ def main() -> None:
     if a.child:
         kind, *rest = a.child
         if kind == "sqlanon":
-            url, table, hdir, sens, protect = rest
-            print(json.dumps(measure_sqlanon(url, table, hdir, sens, json.loads(protect))))
+            url, table, hdir, sens, privacy = rest
+            print(json.dumps(measure_sqlanon(url, table, hdir, sens, json.loads(privacy))))
         else:
             url, table, hdir, sens = rest
             print(json.dumps(measure_client(url, table, hdir, sens)))
@@ -189,13 +204,19 @@ def main() -> None:
         for size in a.sizes.split(","):
             table = "adult" if size == "adult" else "adult1m"
             row = {"backend": backend, "table": table}
-            row["spec"] = child("sqlanon", url, table, hdir, "income", json.dumps([">50K"]))
-            row["occupation"] = child("sqlanon", url, table, hdir, "occupation", json.dumps("all"))
+            methods = a.methods.split(",")
+            if "alpha_k" in methods:
+                row["spec"] = child("sqlanon", url, table, hdir, "income", json.dumps(alpha_k([">50K"])))
+                row["occupation"] = child("sqlanon", url, table, hdir, "occupation", json.dumps(alpha_k("all")))
+            if "mondrian" in methods:
+                for name, privacy in MONDRIAN.items():
+                    row[name] = child("sqlanon", url, table, hdir, "occupation", json.dumps(privacy))
             if not a.skip_client:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")
-                if base and "seconds" in row["occupation"]:
-                    row["occupation"]["ratio_to_client"] = round(row["occupation"]["seconds"] / base, 3)
+                for name in ("occupation", *MONDRIAN):
+                    if base and "seconds" in row.get(name, {}):
+                        row[name]["ratio_to_client"] = round(row[name]["seconds"] / base, 3)
             print(json.dumps(row), file=sys.stderr)
             results.append(row)
     for stop in stops:
