@@ -3,11 +3,11 @@
 Greedy top-down cuts on the frequency table: every open partition is cut at the median row
 along the quasi-identifier with the widest extent whose two halves both satisfy every model
 (k, α, l-diversity, t-closeness — the last two by the criteria's own SQL); a partition with no
-such cut is final. One
-pass cuts every open partition at once — five statements — so the number of statements grows
-with the depth of the cuts (about log2(n/k)), not with the rows. A taxonomy attribute is cut
-along its ancestor path, so that a part keeps whole subtrees where it can; each part releases,
-per attribute, its rows' common value at the lowest level of the hierarchy that has one.
+such cut is final. One pass cuts every open partition at once — six statements, three more for
+t — so the number of statements grows with the depth of the cuts (about log2(n/k)), not with
+the rows. A taxonomy attribute is cut along its ancestor path, so that a part keeps whole
+subtrees where it can; each part releases, per attribute, its rows' common value at the lowest
+level of the hierarchy that has one.
 
 Mondrian suppresses nothing: a selection that fails a model as a whole is released as one part
 and refused by verification, which measures every model on the released rows again.
@@ -102,7 +102,7 @@ class Mondrian:
             *[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))[0] if m and ctx.live else [1] * m)]
         whole = ctx.create_temp("whole", render("mondrian/whole", codes=freq.codes, cells=freq.cells)) \
             if self.req.t is not None else None
-        passes = 0
+        passes, parts_in_use = 0, 1
         while m and passes < MAX_PASSES:
             passes += 1
             cands = [render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
@@ -115,9 +115,10 @@ class Mondrian:
                 halves = self._distances(halves, whole, m, passes, ctx)
             choice = ctx.create_temp(f"choice_{passes}", render(
                 "mondrian/choice", halves=halves, candidates=candidates, half_ok=self._half_ok(),
-                l=lit(self.req.l.value if self.req.l else 1)))
+                l=lit(self.req.l.value if self.req.l else 1), parts=lit(parts_in_use)))
             cuts = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(choice))) or 0) \
                 if ctx.live else 0
+            parts_in_use += cuts
             side = exp.Case(this=col("qi", "ch"), ifs=[exp.If(this=lit(i), true=exp.Case(
                 ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", "ch")), true=lit(0))],
                 default=lit(1))) for i in range(m)], default=lit(0))

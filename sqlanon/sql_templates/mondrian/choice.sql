@@ -1,7 +1,8 @@
 -- The cut each partition takes: among its candidates whose two halves both satisfy every
 -- model (:half_ok over size, maxp, d = distinct values, h = entropy, r1 = largest count,
--- tail = the counts from the l-th largest on, dist = t-closeness distance), the widest.
-SELECT pid, qi, s
+-- tail = the counts from the l-th largest on, dist = t-closeness distance), the widest. The
+-- upper half gets a new partition id after the :parts ids in use.
+SELECT pid, qi, s, :parts + ROW_NUMBER() OVER (ORDER BY pid) AS upper_pid
 FROM (
   SELECT v.pid, v.qi, k.s, ROW_NUMBER() OVER (PARTITION BY v.pid ORDER BY k.width DESC, v.qi) AS rk
   FROM (

@@ -1,7 +1,7 @@
--- Apply the cuts: each cell goes to its partition's side (:side, 0 or 1, from the chosen
--- attribute's position); partitions without a valid cut are closed. Partitions renumbered.
+-- Apply the cuts: each cell of a cut partition whose chosen attribute's position is above the
+-- cut (:side = 1) moves to the upper half's new id; partitions without a valid cut are closed.
 SELECT c.cell, c.n, c.p, c.sv,
-       DENSE_RANK() OVER (ORDER BY c.pid, CASE WHEN ch.pid IS NULL THEN 0 ELSE :side END) AS pid,
+       CASE WHEN ch.pid IS NOT NULL AND :side = 1 THEN ch.upper_pid ELSE c.pid END AS pid,
        CASE WHEN ch.pid IS NULL THEN 0 ELSE 1 END AS active, :positions
 FROM :cur AS c
 LEFT JOIN :choice AS ch ON ch.pid = c.pid
