@@ -29,7 +29,9 @@ class MySQLBackend(Backend):
         return "utf8mb4_nopad_bin" if self.is_mariadb else "utf8mb4_0900_bin"
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:
-        converted = exp.cast(e, exp.DataType.build("CHAR CHARACTER SET utf8mb4", dialect="mysql"))
+        # CAST(… AS CHAR CHARACTER SET utf8mb4): DataType.build would drop the character set
+        utf8mb4 = exp.DataType(this=exp.DataType.Type.CHARACTER_SET, kind=exp.Var(this="utf8mb4"))
+        converted = exp.Cast(this=e, to=utf8mb4)
         return exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation))
 
     def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:

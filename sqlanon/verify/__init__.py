@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlanon.context import RunContext
-from sqlanon.criteria import Criterion, Verdict, for_requirement
+from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
@@ -77,8 +77,18 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.rows_released = int(values.get("rows") or 0)
     m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
     if m.rows_released:
-        m.verdicts = [c.judge(values if c.attribute is None else _distribution(c, frag, released, ctx))
-                      for c in criteria]
+        tables: dict[str, tuple[str, str]] = {}
+        for c in criteria:
+            if c.attribute is None:
+                m.verdicts.append(c.judge(values))
+                continue
+            if c.attribute not in tables:
+                tables[c.attribute] = _distribution_tables(c.attribute, len(tables), frag, released, ctx)
+            statement = c.statement(*tables[c.attribute])
+            keys = [e.alias_or_name for e in statement.selects]
+            measured = ctx.query(statement)
+            m.verdicts.append(c.judge(dict(zip(keys, measured[0])) if measured else {}))
+        ctx.drop(*[t for pair in tables.values() for t in pair])
     else:
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
     for i, q in enumerate(frag.qis):
@@ -87,24 +97,22 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     return m
 
 
-def _distribution(c: Criterion, frag: Fragment, released: str, ctx: RunContext) -> dict[str, object]:
-    """Measure a criterion on its attribute's per-class counts in the released rows."""
+def _distribution_tables(attribute: str, index: int, frag: Fragment, released: str,
+                         ctx: RunContext) -> tuple[str, str]:
+    """One attribute's per-class counts in the released rows (cls, vr, v, cnt) and its whole
+    distribution (vr, v, c): what l-diversity and t-closeness measure themselves on."""
     be = ctx.backend
-    attr = col(c.attribute)
-    if c.attribute in frag.text_columns:
+    attr = col(attribute)
+    if attribute in frag.text_columns:
         attr = be.binary_text(attr)
     # as the class statistics read them: released QI values are labels, compared byte for byte
     qis = [be.binary_text(col(q.column)) for q in frag.qis]
     names = [f"_q{i}" for i in range(len(qis))]
-    counts = ctx.create_temp("released_values", render(
+    counts = ctx.create_temp(f"released_values_{index}", render(
         "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],
         qis_alias=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis, attr=attr, released=released))
-    whole = ctx.create_temp("released_whole", render("verify/released_whole", counts=counts))
-    statement = c.statement(counts, whole)
-    keys = [e.alias_or_name for e in statement.selects]
-    rows = ctx.query(statement)
-    ctx.drop(counts, whole)
-    return dict(zip(keys, rows[0])) if rows else {}
+    whole = ctx.create_temp(f"released_whole_{index}", render("verify/released_whole", counts=counts))
+    return counts, whole
 
 
 def enforce(m: Measurement, req: Requirement) -> None:
