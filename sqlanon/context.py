@@ -9,13 +9,17 @@ import secrets
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Hashable, Iterator, Union
 
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.errors import BackendError
+
+
+#: a statement, or a function that builds it (called only when its text is not known yet)
+Build = Union[exp.Expression, Callable[[], exp.Expression]]
 
 
 @dataclass
@@ -38,6 +42,7 @@ class RunContext:
     stage: str = "init"
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
     _conn: Any = None
+    _rendered: dict[Hashable, str] = field(default_factory=dict)
 
     @property
     def backend(self) -> Backend:
@@ -69,9 +74,19 @@ class RunContext:
     def temp_name(self, hint: str) -> str:
         return f"sqlanon_{self.run_id}_{hint}"
 
-    def execute(self, statement: exp.Expression) -> Any:
+    def _sql(self, statement: Build, key: Hashable | None) -> str:
+        """The statement's text; with a key, built and written once per run (a loop that sends
+        the same statement every pass skips sqlglot's copy and generation after the first)."""
+        if key is not None and key in self._rendered:
+            return self._rendered[key]
+        sql = self.backend.render(statement() if callable(statement) else statement)
+        if key is not None:
+            self._rendered[key] = sql
+        return sql
+
+    def execute(self, statement: Build, key: Hashable | None = None) -> Any:
         """Run one generated statement; returns the cursor (None in a static explain)."""
-        sql = self.backend.render(statement)
+        sql = self._sql(statement, key)
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
         if not self.live:
@@ -86,8 +101,8 @@ class RunContext:
         rec.seconds = time.perf_counter() - t0
         return cur
 
-    def query(self, statement: exp.Expression) -> list[tuple]:
-        cur = self.execute(statement)
+    def query(self, statement: Build, key: Hashable | None = None) -> list[tuple]:
+        cur = self.execute(statement, key)
         if cur is None:
             return []
         try:
@@ -95,15 +110,16 @@ class RunContext:
         finally:
             cur.close()
 
-    def scalar(self, statement: exp.Expression) -> Any:
-        rows = self.query(statement)
+    def scalar(self, statement: Build, key: Hashable | None = None) -> Any:
+        rows = self.query(statement, key)
         return rows[0][0] if rows else None
 
-    def create_temp(self, hint: str, select: exp.Expression) -> str:
+    def create_temp(self, hint: str, select: Build, key: Hashable | None = None) -> str:
         name = self.temp_name(hint)
         self.temp_tables.append(name)
         self.created.append(name)
-        cur = self.execute(self.backend.create_temp_table(name, select))
+        cur = self.execute(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
+                           None if key is None else (key, name))
         if cur is not None:
             cur.close()
         return name

@@ -73,16 +73,25 @@ class Mondrian:
             conds.append(TCloseness(self.req.t).within(col("dist")))
         return exp.and_(*conds)
 
-    def _distances(self, halves: str, whole: str, m: int, step: int, ctx: RunContext) -> str:
+    def _distances(self, halves: str, whole: str, m: int, ctx: RunContext) -> str:
         """The halves with each half's t-closeness distance from the whole selection (column d),
         measured by the criterion's own SQL on the halves as classes."""
         assert self.req.t is not None
         mul = lit(2 * max(m, 1))
-        counts = ctx.create_temp(f"hcounts_{step}", render("mondrian/half_counts", halves=halves, mul=mul))
-        dist = ctx.create_temp(f"hdist_{step}", TCloseness(self.req.t).per_class(counts, whole))
-        out = ctx.create_temp(f"halves_t_{step}", render("mondrian/halves_d", halves=halves, dist=dist, mul=mul))
+        counts = ctx.create_temp("hcounts", lambda: render("mondrian/half_counts", halves=halves, mul=mul),
+                                 key="hcounts")
+        dist = ctx.create_temp("hdist", lambda: TCloseness(self.req.t).per_class(counts, whole), key="hdist")
+        out = ctx.create_temp("halves_t", lambda: render("mondrian/halves_d", halves=halves, dist=dist, mul=mul),
+                              key="halves_t")
         ctx.drop(counts, dist, halves)
         return out
+
+    @staticmethod
+    def _side(m: int) -> exp.Expression:
+        """0 or 1: the side of its partition's cut a cell falls on (cut.sql's :side)."""
+        return exp.Case(this=col("qi", "ch"), ifs=[exp.If(this=lit(i), true=exp.Case(
+            ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", "ch")), true=lit(0))],
+            default=lit(1))) for i in range(m)], default=lit(0))
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx, self.checked)
@@ -96,35 +105,36 @@ class Mondrian:
 
         positions = [exp.alias_(exp.Window(this=exp.DenseRank(), order=exp.Order(
             expressions=[exp.Ordered(this=e) for e in order(i)])), f"pos_{i}") for i in range(m)]
-        cur = ctx.create_temp("part_0", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
+        cur = ctx.create_temp("part_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
         domains = [int(v or 1) for v in (ctx.query(exp.select(
             *[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))[0] if m and ctx.live else [1] * m)]
         whole = ctx.create_temp("whole", render("mondrian/whole", codes=freq.codes, cells=freq.cells)) \
             if self.req.t is not None else None
-        passes, parts_in_use = 0, 1
+        # Every pass sends the same statements over tables of the same names (the partitions
+        # alternate between two), so their text is built once per run (RunContext keys).
+        passes = 0
         while m and passes < MAX_PASSES:
             passes += 1
-            cands = [render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
-                            domain=lit(max(domains[i] - 1, 1))) for i in range(m)]
-            candidates = ctx.create_temp(f"cand_{passes}", _union(cands))
-            halves = ctx.create_temp(f"halves_{passes}", _union([
+            nxt_hint = "part_b" if cur.endswith("part_a") else "part_a"
+            candidates = ctx.create_temp("cand", lambda: _union([
+                render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
+                       domain=lit(max(domains[i] - 1, 1))) for i in range(m)]), key=("cand", cur))
+            halves = ctx.create_temp("halves", lambda: _union([
                 render("mondrian/halves", qi=lit(i), pos=col(f"pos_{i}", "c"), cur=cur, candidates=candidates)
-                for i in range(m)]))
+                for i in range(m)]), key=("halves", cur))
             if whole is not None:
-                halves = self._distances(halves, whole, m, passes, ctx)
-            choice = ctx.create_temp(f"choice_{passes}", render(
+                halves = self._distances(halves, whole, m, ctx)
+            # new partition ids follow the largest in use
+            in_use = exp.select(exp.Max(this=col("pid"))).from_(table(cur)).subquery()
+            choice = ctx.create_temp("choice", lambda: render(
                 "mondrian/choice", halves=halves, candidates=candidates, half_ok=self._half_ok(),
-                l=lit(self.req.l.value if self.req.l else 1), parts=lit(parts_in_use)))
-            cuts = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(choice))) or 0) \
-                if ctx.live else 0
-            parts_in_use += cuts
-            side = exp.Case(this=col("qi", "ch"), ifs=[exp.If(this=lit(i), true=exp.Case(
-                ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", "ch")), true=lit(0))],
-                default=lit(1))) for i in range(m)], default=lit(0))
-            nxt = ctx.create_temp(f"part_{passes}", render(
-                "mondrian/cut", cur=cur, choice=choice, side=side,
-                positions=[col(f"pos_{i}", "c") for i in range(m)]))
+                l=lit(self.req.l.value if self.req.l else 1), parts=in_use), key=("choice", cur))
+            cuts = int(ctx.scalar(lambda: exp.select(exp.Count(this=exp.Star())).from_(table(choice)),
+                                  key="cuts") or 0) if ctx.live else 0
+            nxt = ctx.create_temp(nxt_hint, lambda: render(
+                "mondrian/cut", cur=cur, choice=choice, side=self._side(m),
+                positions=[col(f"pos_{i}", "c") for i in range(m)]), key=("cut", cur))
             ctx.drop(cur, candidates, halves, choice)
             cur = nxt
             if not cuts:
