@@ -36,14 +36,10 @@ from sqlanon.anonymize import frequency
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, render, table
+from sqlanon.sql.templates import col, lit, render, table
 
 #: larger than any rank: no budget applies
 NO_LIMIT = 2**31 - 1
-
-
-def lit(v: int | float) -> exp.Literal:
-    return exp.Literal.number(v)
 
 
 class AlphaK:
@@ -66,7 +62,6 @@ class AlphaK:
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        be = ctx.backend
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
         lnames = [f"l_{i}" for i in range(m)]

@@ -18,11 +18,7 @@ from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError
 from sqlanon.policy.model import Alpha
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, render, table
-
-
-def lit(v: int | float) -> exp.Literal:
-    return exp.Literal.number(v)
+from sqlanon.sql.templates import col, lit, render, table
 
 
 def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,

@@ -14,7 +14,6 @@ and refused by verification, which measures every model on the released rows aga
 """
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 from sqlglot import exp
@@ -29,14 +28,10 @@ from sqlanon.errors import PolicyError
 from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, render, table
+from sqlanon.sql.templates import col, lit, render, table
 
 #: a guard against a cut that never converges; each pass closes or halves every open part
 MAX_PASSES = 200
-
-
-def lit(v: int | float) -> exp.Literal:
-    return exp.Literal.number(v)
 
 
 class Mondrian:
@@ -107,8 +102,9 @@ class Mondrian:
             expressions=[exp.Ordered(this=e) for e in order(i)])), f"pos_{i}") for i in range(m)]
         cur = ctx.create_temp("part_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
-        domains = [int(v or 1) for v in (ctx.query(exp.select(
-            *[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))[0] if m and ctx.live else [1] * m)]
+        # positions per attribute, the denominator of a partition's normalized width
+        found = ctx.query(exp.select(*[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur))) if m else []
+        domains = [int(v or 1) for v in found[0]] if found else [1] * m
         whole = ctx.create_temp("whole", render("mondrian/whole", codes=freq.codes, cells=freq.cells)) \
             if self.req.t is not None else None
         # Every pass sends the same statements over tables of the same names (the partitions

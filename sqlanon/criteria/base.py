@@ -9,7 +9,7 @@ judges the values measured. It never looks at how the release was made.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlglot import exp
 
@@ -34,3 +34,17 @@ class Criterion(Protocol):
         (cls, vr, v, cnt) and its whole distribution in ``whole`` (vr, v, c)."""
 
     def judge(self, values: dict[str, object]) -> Verdict: ...
+
+
+class DistributionCriterion:
+    """A criterion judged on one sensitive attribute's per-class distribution (named by its
+    ``spec``): it adds no aggregate to the class statistics."""
+
+    spec: Any
+
+    @property
+    def attribute(self) -> str:
+        return self.spec.attribute
+
+    def aggregates(self) -> dict[str, exp.Expression]:
+        return {}

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.criteria.base import Verdict
+from sqlanon.criteria.base import DistributionCriterion, Verdict
 from sqlanon.policy.model import Diversity
 from sqlanon.sql.templates import render
 
 
 @dataclass(frozen=True)
-class LDiversity:
+class LDiversity(DistributionCriterion):
     spec: Diversity
 
     @property
@@ -22,16 +22,9 @@ class LDiversity:
         variant = "recursive (c,l)" if self.spec.variant == "recursive" else self.spec.variant
         return f"{variant} l-diversity"
 
-    @property
-    def attribute(self) -> str:
-        return self.spec.attribute
-
-    def aggregates(self) -> dict[str, exp.Expression]:
-        return {}
-
     def statement(self, counts: str, whole: str) -> exp.Expression:
         return render("criteria/l_diversity", counts=counts, l=exp.Literal.number(self.spec.value),
-                      c=exp.Literal.number(self.spec.c if self.spec.c is not None else 1))
+                      holds=self.holds())
 
     def holds(self) -> exp.Expression:
         """The condition on one class's statistics: d distinct values, entropy h (natural log),
@@ -45,14 +38,14 @@ class LDiversity:
             this=exp.Literal.number(repr(self.spec.c)), expression=exp.column("tail")))
 
     def judge(self, values: dict[str, object]) -> Verdict:
+        """Pass when no class fails ``holds``; the text shows the variant's own measure."""
         l = self.spec.value  # noqa: E741
+        bad = int(values.get("l_violations") or 0)
         if self.spec.variant == "distinct":
-            d = int(values.get("l_distinct_min") or 0)
-            return Verdict(self.name, d >= l, f"fewest distinct {self.attribute} values in a class {d} (l={l})")
-        if self.spec.variant == "entropy":
-            h = float(values.get("l_entropy_min") or 0.0)
-            # exp(h) is the entropy's "effective number of values"; compared in logs
-            return Verdict(self.name, h >= math.log(l) - 1e-9,
-                           f"smallest entropy l {math.exp(h):.4f} (l={l})")
-        bad = int(values.get("l_recursive_violations") or 0)
-        return Verdict(self.name, bad == 0, f"{bad} class(es) fail r1 < {self.spec.c:g}·(r{l}+…) (l={l})")
+            shown = f"fewest distinct {self.attribute} values in a class {int(values.get('l_distinct_min') or 0)}"
+        elif self.spec.variant == "entropy":
+            # exp(h) is the entropy's "effective number of values"
+            shown = f"smallest entropy l {math.exp(float(values.get('l_entropy_min') or 0.0)):.4f}"
+        else:
+            shown = f"{bad} class(es) fail r1 < {self.spec.c:g}·(r{l}+…)"
+        return Verdict(self.name, bad == 0, f"{shown} (l={l})")

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from pathlib import Path
 
-from sqlanon.criteria.base import Verdict
+from sqlanon.criteria.base import DistributionCriterion, Verdict
 from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Closeness
 from sqlanon.sql.templates import col, render
@@ -22,19 +22,12 @@ TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class TCloseness:
+class TCloseness(DistributionCriterion):
     spec: Closeness
 
     @property
     def name(self) -> str:
         return f"t-closeness ({self.spec.distance} distance)"
-
-    @property
-    def attribute(self) -> str:
-        return self.spec.attribute
-
-    def aggregates(self) -> dict[str, exp.Expression]:
-        return {}
 
     def per_class(self, counts: str, whole: str) -> exp.Select:
         """Each class's distance (columns cls, d) from the whole distribution, from the per-class

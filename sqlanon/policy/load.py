@@ -227,15 +227,7 @@ def _alpha(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Alpha:
     value = spec["value"]
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1:
         raise PolicyError(f"privacy.alpha must be in (0, 1], got {value!r}", table=table)
-    names = [s.column for s in sensitive]
-    attribute = spec.get("attribute")
-    if attribute is None:
-        if len(names) != 1:
-            raise PolicyError("privacy.alpha needs 'attribute' naming one sensitive column "
-                              f"(the table has {len(names)})", table=table)
-        attribute = names[0]
-    if attribute not in names:
-        raise PolicyError(f"privacy.alpha.attribute {attribute!r} is not a sensitive column", table=table)
+    attribute = _attribute(table, "alpha", spec, sensitive).column
     protect = spec.get("protect", "all")
     if protect == "all":
         values = None

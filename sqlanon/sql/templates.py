@@ -28,6 +28,10 @@ def ident(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=True)
 
 
+def lit(v: int | float) -> exp.Literal:
+    return exp.Literal.number(v)
+
+
 def col(name: str, table: str | None = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
 

@@ -15,6 +15,16 @@ row = st.tuples(st.integers(0, 99), st.sampled_from(["10115", "10117", "20095", 
                 st.sampled_from(["f", "m", "F", "f "]), st.sampled_from(DISEASES))
 
 
+def load_people(db_url: str, rows: list[tuple]) -> None:
+    """A fresh ``people`` table for each example (hypothesis reuses the database)."""
+    engine = sa.create_engine(db_url)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS people"))
+    engine.dispose()
+    load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("sex", "text"),
+                                  ("disease", "text")], [(i, *r) for i, r in enumerate(rows)])
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(rows=st.lists(row, min_size=1, max_size=60), k=st.integers(2, 5),
@@ -22,12 +32,7 @@ row = st.tuples(st.integers(0, 99), st.sampled_from(["10115", "10117", "20095", 
        lo=st.integers(0, 60), age_levels=st.sampled_from([[10, 50], [5], [2, 20, 60]]),
        zip_levels=st.sampled_from([[1, 3], [2], [1, 2, 3, 4]]))
 def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo, age_levels, zip_levels):
-    engine = sa.create_engine(db_url)
-    with engine.begin() as c:
-        c.execute(sa.text("DROP TABLE IF EXISTS people"))
-    engine.dispose()
-    load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("sex", "text"),
-                                  ("disease", "text")], [(i, *r) for i, r in enumerate(rows)])
+    load_people(db_url, rows)
     privacy = {"k": k, "max_suppression": 1.0}
     if alpha is not None:
         privacy["alpha"] = {"value": alpha, "protect": protect}
@@ -70,12 +75,7 @@ def test_mondrian_release_satisfies_k_l_and_t(db_url, rows, k, l, t, age_levels)
     otherwise every released class satisfies k, l and t (equal distance) as measured here."""
     from collections import Counter, defaultdict
 
-    engine = sa.create_engine(db_url)
-    with engine.begin() as c:
-        c.execute(sa.text("DROP TABLE IF EXISTS people"))
-    engine.dispose()
-    load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("sex", "text"),
-                                  ("disease", "text")], [(i, *r) for i, r in enumerate(rows)])
+    load_people(db_url, rows)
     privacy: dict = {"method": "mondrian", "k": k, "max_suppression": 0}
     if l is not None:
         privacy["l"] = {"value": l[0], "variant": l[1], **({"c": l[2]} if l[2] else {})}
