@@ -86,7 +86,33 @@ class RunContext:
 
     def execute(self, statement: Build, key: Hashable | None = None) -> Any:
         """Run one generated statement; returns the cursor (None in a static explain)."""
-        sql = self._sql(statement, key)
+        return self._send(self._sql(statement, key))
+
+    def repeat(self, condition: Build, body: list[Build], key: Hashable) -> None:
+        """Run ``body`` while the scalar query ``condition`` is true: as one server-side loop
+        where the database has one, else statement by statement from here (SQLite, in-process)."""
+        cond = self._sql(condition, (key, "condition"))
+        texts = [self._sql(b, (key, i)) for i, b in enumerate(body)]
+        loop = self.backend.loop(cond, texts)
+        if loop is not None:
+            cur = self._send(loop)
+            if cur is not None:
+                cur.close()
+            return
+        while True:
+            cur = self._send(cond)
+            if cur is None:  # static explain: the statements of one pass
+                for text in texts:
+                    self._send(text)
+                return
+            row = cur.fetchone()
+            cur.close()
+            if not row or not row[0]:
+                return
+            for text in texts:
+                self._send(text).close()
+
+    def _send(self, sql: str) -> Any:
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
         if not self.live:

@@ -59,7 +59,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         with ctx.in_stage("anonymize"):
             release = method.run(frag, src, ctx)
         with ctx.in_stage("verify"):
-            measured = verify(frag, src, release.table, req, ctx)
+            measured = verify(frag, src, release.table, req, ctx, release.aggregated)
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):
@@ -71,17 +71,22 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             rows_suppressed=measured.rows_suppressed, classes=measured.classes,
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
+            information_loss=measured.information_loss,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
-            levels=_levels(frag, release.levels), statements=len(ctx.statements), seconds=dict(ctx.timings),
+            levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements), seconds=dict(ctx.timings),
             notes=release.notes,
         )
         return Result(columns, rows, report), ctx, chosen
 
 
-def _levels(frag: Fragment, histogram: dict[str, dict[int, int]]) -> dict[str, dict[str, int]]:
-    """Rows released per generalization level, each level named by its hierarchy."""
+def _levels(frag: Fragment, histogram: dict[str, dict[int, int]],
+            aggregated: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """Rows released per generalization level, each level named by its hierarchy (group means
+    have no level)."""
     out = {}
     for q in frag.qis:
+        if q.column in aggregated:
+            continue
         out[q.column] = {f"{lv} ({q.hierarchy.describe(lv)})": n for lv, n in sorted(histogram.get(q.column, {}).items())}
     return out
 

@@ -16,7 +16,7 @@ from sqlanon.analyze.allowlist import check_passthrough, check_protected
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
 from sqlanon.parse import Parsed
-from sqlanon.policy.model import Policy, TablePolicy
+from sqlanon.policy.model import MICROAGGREGATION, Policy, TablePolicy
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             raise QueryRejected("column not named in the policy", f"{tp.table}.{name}")
         if id(c) not in where_cols:
             needed.add(name)
-            if tp.qi(name) is not None:
+            if tp.qi(name) is not None and tp.requirement.method not in MICROAGGREGATION:
                 _check_generalized_use(c, tp.table)
     return Analysis(
         tree=tree, policy=tp, alias=tree.args["from_"].this.alias_or_name,

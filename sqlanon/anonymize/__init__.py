@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from sqlanon.anonymize.alpha_k import AlphaK
 from sqlanon.anonymize.base import Method, Release
+from sqlanon.anonymize.mdav import MDAV, VMDAV
 from sqlanon.anonymize.mondrian import Mondrian
 
-REGISTRY: dict[str, type] = {AlphaK.name: AlphaK, Mondrian.name: Mondrian}
+REGISTRY: dict[str, type] = {m.name: m for m in (AlphaK, Mondrian, MDAV, VMDAV)}
 
-__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "Mondrian"]
+__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "MDAV", "Mondrian", "VMDAV"]

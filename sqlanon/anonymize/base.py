@@ -23,6 +23,8 @@ class Release:
     columns: tuple[str, ...]
     #: per quasi-identifier: generalization level → rows released at that level
     levels: dict[str, dict[int, int]] = field(default_factory=dict)
+    #: quasi-identifiers released as their group's mean (microaggregation), not as labels
+    aggregated: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
 
 

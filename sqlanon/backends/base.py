@@ -58,6 +58,12 @@ class Backend:
         """Storage options for pipeline temp tables."""
         return []
 
+    def loop(self, condition: str, body: list[str]) -> str | None:
+        """One statement that runs the ``body`` statements inside the server while the scalar
+        query ``condition`` is true, or None where the database has no server-side loop (the
+        caller then repeats the statements itself). Both are generated SQL, never user text."""
+        return None
+
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""

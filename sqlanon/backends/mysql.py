@@ -54,6 +54,13 @@ class MySQLBackend(Backend):
         # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.
         return [exp.EngineProperty(this=exp.Var(this="Aria"))] if self.is_mariadb else []
 
+    def loop(self, condition: str, body: list[str]) -> str | None:
+        # MariaDB runs a compound statement outside a stored program (no CREATE ROUTINE needed);
+        # MySQL does not, and repeats the statements from the client.
+        if not self.is_mariadb:
+            return None
+        return f"BEGIN NOT ATOMIC WHILE ({condition}) DO " + " ".join(f"{b};" for b in body) + " END WHILE; END"
+
     def session_setup(self, cursor: Any) -> None:
         # sqlglot writes backticks and backslash escapes: make sure the server reads them so.
         cursor.execute(

@@ -20,6 +20,8 @@ class Report:
     kl_divergence: dict[str, float] = field(default_factory=dict)
     kl_sum: float = 0.0
     discernibility: int = 0
+    #: IL = SSE/SST in percent (microaggregation, seed 004)
+    information_loss: float | None = None
     avg_class_size: float | None = None
     levels: dict[str, dict[str, int]] = field(default_factory=dict)
     statements: int = 0
@@ -47,6 +49,8 @@ class Report:
         if self.kl_divergence:
             per = ", ".join(f"{k}={v:.4f}" for k, v in self.kl_divergence.items())
             lines.append(f"information loss: KL {per}; sum {self.kl_sum:.4f}")
+        if self.information_loss is not None:
+            lines.append(f"information loss: IL (SSE/SST) {self.information_loss:.2f} %")
         acs = f"{self.avg_class_size:.2f}" if self.avg_class_size is not None else "n/a"
         lines.append(f"classes {self.classes}; discernibility {self.discernibility}; C_avg {acs}")
         for qi, hist in self.levels.items():

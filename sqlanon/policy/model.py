@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian")
+METHODS = ("auto", "alpha_k", "mondrian", "mdav", "vmdav")
+#: methods that release numeric quasi-identifiers as numbers (group means), not as labels
+MICROAGGREGATION = ("mdav", "vmdav")
 
 
 @dataclass(frozen=True)

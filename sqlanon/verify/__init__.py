@@ -15,6 +15,7 @@ from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
+from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
@@ -28,6 +29,8 @@ class Measurement:
     verdicts: list[Verdict] = field(default_factory=list)
     kl: dict[str, float] = field(default_factory=dict)
     discernibility: int = 0
+    #: IL = SSE/SST in percent, for microaggregated quasi-identifiers
+    information_loss: float | None = None
 
     @property
     def rows_suppressed(self) -> int:
@@ -42,7 +45,10 @@ class Measurement:
         return all(v.ok for v in self.verdicts)
 
 
-def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext) -> Measurement:
+def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext,
+           aggregated: tuple[str, ...] = ()) -> Measurement:
+    """``aggregated``: quasi-identifiers released as group means, measured by IL = SSE/SST
+    instead of KL (a mean is no label of a hierarchy)."""
     be = ctx.backend
     m = Measurement()
     criteria = for_requirement(req)
@@ -53,7 +59,7 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     }
     for c in criteria:
         aggs.update(c.aggregates())
-    qis = [be.binary_text(col(q.column)) for q in frag.qis]
+    qis = _released_qis(frag, aggregated, ctx)
     names = [f"_q{i}" for i in range(len(qis))]
     sv: exp.Expression = exp.Literal.number(0)
     if req.alpha:
@@ -83,7 +89,8 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
                 m.verdicts.append(c.judge(values))
                 continue
             if c.attribute not in tables:
-                tables[c.attribute] = _distribution_tables(c.attribute, len(tables), frag, released, ctx)
+                tables[c.attribute] = _distribution_tables(c.attribute, len(tables), frag, released,
+                                                           aggregated, ctx)
             statement = c.statement(*tables[c.attribute])
             keys = [e.alias_or_name for e in statement.selects]
             measured = ctx.query(statement)
@@ -92,21 +99,28 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     else:
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
     for i, q in enumerate(frag.qis):
-        m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
+        if q.column not in aggregated:
+            m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
+    m.information_loss = information_loss(list(aggregated), src, released, ctx)
     ctx.drop(released_cells, selection_cells)
     return m
 
 
+def _released_qis(frag: Fragment, aggregated: tuple[str, ...], ctx: RunContext) -> list[exp.Expression]:
+    """The released quasi-identifiers as an attacker compares them: labels byte for byte,
+    group means as numbers."""
+    return [col(q.column) if q.column in aggregated else ctx.backend.binary_text(col(q.column)) for q in frag.qis]
+
+
 def _distribution_tables(attribute: str, index: int, frag: Fragment, released: str,
-                         ctx: RunContext) -> tuple[str, str]:
+                         aggregated: tuple[str, ...], ctx: RunContext) -> tuple[str, str]:
     """One attribute's per-class counts in the released rows (cls, vr, v, cnt) and its whole
     distribution (vr, v, c): what l-diversity and t-closeness measure themselves on."""
     be = ctx.backend
     attr = col(attribute)
     if attribute in frag.text_columns:
         attr = be.binary_text(attr)
-    # as the class statistics read them: released QI values are labels, compared byte for byte
-    qis = [be.binary_text(col(q.column)) for q in frag.qis]
+    qis = _released_qis(frag, aggregated, ctx)  # as the class statistics read them
     names = [f"_q{i}" for i in range(len(qis))]
     counts = ctx.create_temp(f"released_values_{index}", render(
         "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],
