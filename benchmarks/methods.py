@@ -12,10 +12,11 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
   (pandas). Figures are reported as ratios to that baseline, measured in the same run;
 - ``mondrian_k5`` and ``mondrian_l3_t02``: sqlanon's Mondrian with sensitive occupation, k=5,
   and k=5, l=3, t=0.2 (equal distance) — the configuration issue 3 compares with anonypy
-  (k=5: KL sum 0.187, discernibility 1.55e6) and anjana.
+  (k=5: KL sum 0.187, discernibility 1.55e6) and anjana;
+- ``sabre_l3_t02``: SABRE with sensitive occupation, k=5, l=3, t=0.2 (equal distance).
 
 Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
-        [--methods alpha_k,mondrian] [--skip-client] [--json out.json]
+        [--methods alpha_k,mondrian,sabre] [--skip-client] [--json out.json]
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
 start them. Needs ``pip install -e '.[bench]'``.
 """
@@ -83,9 +84,14 @@ def alpha_k(protect: object) -> dict:
     return {"k": 5, "alpha": {"value": 0.5, "protect": protect}, "max_suppression": 0.2}
 
 
-MONDRIAN = {"mondrian_k5": {"method": "mondrian", "k": 5, "max_suppression": 0},
-            "mondrian_l3_t02": {"method": "mondrian", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
-                                "max_suppression": 0}}
+#: the configurations of issue 3, per method named by --methods
+PARTITIONS = {
+    "mondrian": {"mondrian_k5": {"method": "mondrian", "k": 5, "max_suppression": 0},
+                 "mondrian_l3_t02": {"method": "mondrian", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
+                                     "max_suppression": 0}},
+    "sabre": {"sabre_l3_t02": {"method": "sabre", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
+                               "max_suppression": 0}},
+}
 
 
 def prepare(url: str) -> None:
@@ -169,7 +175,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="sqlite,postgresql,mysql")
     ap.add_argument("--sizes", default="adult,1m")
-    ap.add_argument("--methods", default="alpha_k,mondrian")
+    ap.add_argument("--methods", default="alpha_k,mondrian,sabre")
     ap.add_argument("--skip-client", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--child", nargs="+")
@@ -208,13 +214,13 @@ def main() -> None:
             if "alpha_k" in methods:
                 row["spec"] = child("sqlanon", url, table, hdir, "income", json.dumps(alpha_k([">50K"])))
                 row["occupation"] = child("sqlanon", url, table, hdir, "occupation", json.dumps(alpha_k("all")))
-            if "mondrian" in methods:
-                for name, privacy in MONDRIAN.items():
-                    row[name] = child("sqlanon", url, table, hdir, "occupation", json.dumps(privacy))
+            configs = {name: privacy for m in methods for name, privacy in PARTITIONS.get(m, {}).items()}
+            for name, privacy in configs.items():
+                row[name] = child("sqlanon", url, table, hdir, "occupation", json.dumps(privacy))
             if not a.skip_client:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")
-                for name in ("occupation", *MONDRIAN):
+                for name in ("occupation", *configs):
                     if base and "seconds" in row.get(name, {}):
                         row[name]["ratio_to_client"] = round(row[name]["seconds"] / base, 3)
             print(json.dumps(row), file=sys.stderr)

@@ -46,9 +46,9 @@ class Session:
             lines.append(f"plan: {chosen.method}; rule: {chosen.rule}")
             if not analyze:
                 lines.append("note: the search repeats its round of statements (per generalization level for "
-                             "alpha_k, per cutting pass for mondrian, per group for mdav and vmdav, inside one "
-                             "server-side loop where the database has one); explain --analyze runs it and lists "
-                             "every statement")
+                             "alpha_k, per cutting pass for mondrian, per probe of the number of classes for "
+                             "sabre, per group for mdav and vmdav, inside one server-side loop where the "
+                             "database has one); explain --analyze runs it and lists every statement")
         stage = None
         for i, s in enumerate(ctx.statements, 1):
             if s.stage != stage:

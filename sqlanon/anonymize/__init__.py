@@ -5,7 +5,8 @@ from sqlanon.anonymize.alpha_k import AlphaK
 from sqlanon.anonymize.base import Method, Release
 from sqlanon.anonymize.mdav import MDAV, VMDAV
 from sqlanon.anonymize.mondrian import Mondrian
+from sqlanon.anonymize.sabre import Sabre
 
-REGISTRY: dict[str, type] = {m.name: m for m in (AlphaK, Mondrian, MDAV, VMDAV)}
+REGISTRY: dict[str, type] = {m.name: m for m in (AlphaK, Mondrian, Sabre, MDAV, VMDAV)}
 
-__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "MDAV", "Mondrian", "VMDAV"]
+__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "MDAV", "Mondrian", "Sabre", "VMDAV"]

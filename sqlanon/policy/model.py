@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian", "mdav", "vmdav")
+METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav")
 #: methods that release numeric quasi-identifiers as numbers (group means), not as labels
 MICROAGGREGATION = ("mdav", "vmdav")
 

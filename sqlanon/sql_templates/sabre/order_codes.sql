@@ -1,0 +1,4 @@
+-- One taxonomy quasi-identifier's values numbered along their ancestor paths (:path, root side
+-- first), so that siblings sort together; computed once per distinct value, not per row.
+SELECT x, DENSE_RANK() OVER (ORDER BY :path) AS code
+FROM (SELECT DISTINCT :x AS x FROM :src) AS u
