@@ -24,7 +24,6 @@ from typing import ClassVar
 from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
-from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.criteria import for_requirement
 from sqlanon.criteria.alpha import protected_flag
