@@ -205,9 +205,11 @@ def _closeness(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Close
         raise PolicyError(f"privacy.t must be in (0, 1], got {value!r}", table=table)
     attr = _attribute(table, "t", spec, sensitive)
     distance = spec.get("distance", "ordered" if attr.kind == "numeric" else "equal")
-    if distance not in ("ordered", "equal", "hierarchical"):
-        raise PolicyError(f"privacy.t.distance must be ordered, equal or hierarchical, got {distance!r}",
+    if distance not in ("ordered", "equal", "hierarchical", "variational"):
+        raise PolicyError(f"privacy.t.distance must be ordered, equal, hierarchical or variational, got {distance!r}",
                           table=table, column=attr.column)
+    # seed 001 §2.3's variational distance ½ Σ |p − q| is the EMD under the equal ground distance
+    distance = "equal" if distance == "variational" else distance
     if distance == "hierarchical":
         if attr.hierarchy_file is None:
             raise PolicyError("privacy.t.distance: hierarchical needs a 'hierarchy' (taxonomy file) on the "

@@ -37,6 +37,8 @@ def broken(**changes):
     ({"privacy__epsilon": 1.0}, "patients", None, "differential privacy is not available"),
     ({"privacy__l": {"value": 2, "variant": "recursive"}}, "patients", None, "privacy.l.c must be a positive"),
     ({"privacy__t": {"value": 0.2, "distance": "hierarchical"}}, "patients", "disease", "needs a 'hierarchy'"),
+    ({"privacy__t": {"value": 0.2, "distance": "manhattan"}}, "patients", "disease", "ordered, equal, hierarchical"),
+    ({"privacy__method": "mdav", "privacy__l": 0}, "patients", None, "privacy.l must be an integer >= 2"),
     ({"quasi_identifiers__age": {"type": "interval", "levels": [10, 5]}}, "patients", "age", "rising"),
     ({"quasi_identifiers__age": {"type": "colour"}}, "patients", "age", "unknown hierarchy type"),
     ({"quasi_identifiers__zip": {"type": "taxonomy", "file": "nope.csv"}}, "patients", "zip", "not found"),
@@ -55,6 +57,16 @@ def test_good_policy_loads():
     p = load_policy(GOOD).for_table("patients")
     assert p.releasable == ("age", "zip", "disease")
     assert p.requirement.alpha.protect == ("HIV",)
+
+
+def test_variational_distance_is_the_equal_ground_distance():
+    p = load_policy(broken(privacy__t={"value": 0.2, "distance": "variational"})).for_table("patients")
+    assert p.requirement.t.distance == "equal"
+
+
+def test_methods_of_issue_3_are_named_in_policies():
+    for method in ("sabre", "mdav", "vmdav", "mondrian", "alpha_k"):
+        assert load_policy(broken(privacy__method=method)).for_table("patients").requirement.method == method
 
 
 def test_policy_file_paths_are_relative_to_the_file(tmp_path):
