@@ -13,8 +13,8 @@ the database.
    released classes are unions of candidates with equal labels; t, α, distinct and entropy l
    hold for a union when they hold for its parts, and verification measures the union.)
 3. Redistribution (SABRE-AK, approximate neighbours): every bucket is sorted by one order of
-   the quasi-identifiers (fewest distinct values first; a taxonomy along its ancestor path) and
-   class j takes the j-th slice of every bucket, rows at the same place of that order.
+   the quasi-identifiers (anonymize/order.py) and class j takes the j-th slice of every
+   bucket, rows at the same place of that order.
 Each class releases, per quasi-identifier, its rows' common value at the lowest level of the
 hierarchy that has one. Nothing is suppressed; verification measures every model again.
 """
@@ -26,11 +26,11 @@ from typing import ClassVar
 from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
+from sqlanon.anonymize.order import join_codes, qi_order
 from sqlanon.context import RunContext
 from sqlanon.criteria import for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import PolicyError
-from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
@@ -67,48 +67,19 @@ class Sabre:
         return exp.Floor(this=exp.Div(this=exp.Mul(this=exp.cast(col("cum"), "DOUBLE"), expression=lit(buckets)),
                                       expression=col("n")))
 
-    @staticmethod
-    def _key(frag: Fragment, src: str, distinct: list[int],
-             ctx: RunContext) -> tuple[list[exp.Expression], dict[int, str]]:
-        """The order of the quasi-identifiers that stands for nearness: attributes with fewer
-        distinct values first, text byte for byte, a taxonomy by the number of its value along
-        the ancestor paths (a table per taxonomy, joined as ``c<i>``)."""
-        be = ctx.backend
-        key: list[exp.Expression] = []
-        codes: dict[int, str] = {}
-        for i in sorted(range(len(frag.qis)), key=lambda i: (distinct[i], i)):
-            q = frag.qis[i]
-            if isinstance(q.hierarchy, TaxonomyHierarchy):
-                path = [be.binary_text(q.hierarchy.expr(col("x"), lv)) for lv in range(q.hierarchy.height - 1, 0, -1)]
-                raw = be.binary_text(col("x")) if q.column in frag.text_columns else col("x")
-                codes[i] = ctx.create_temp(f"scodes_{i}", render(
-                    "sabre/order_codes", path=path + [raw], x=col(q.column), src=src))
-                key.append(col("code", f"c{i}"))
-            else:
-                x = col(q.column, "s")
-                key.append(be.binary_text(x) if q.column in frag.text_columns else x)
-        return key, codes
-
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         be = ctx.backend
         attr = col(self.attribute, "s")
         v = be.binary_text(attr) if self.attribute in frag.text_columns else attr
         vals = ctx.create_temp("svals", render(
             "sabre/values", attr=v, p=protected_flag(self.req.alpha, v), src=src, bucket=self._bucket()))
-        stats = ctx.query(exp.select(exp.Count(this=exp.Star()), *[
-            exp.Count(this=exp.Distinct(expressions=[col(q.column)])) for q in frag.qis]).from_(table(src)))
-        n = int(stats[0][0]) if stats else 0
-        distinct = [int(c) for c in stats[0][1:]] if stats else [0] * len(frag.qis)
-        key, codes = self._key(frag, src, distinct, ctx)
+        key, codes, n = qi_order(frag, src, ctx)
         phase = exp.Sub(this=exp.Mul(this=exp.cast(col("vr", "o"), "DOUBLE"), expression=lit(PHASE_STEP)),
                         expression=exp.Floor(this=exp.Mul(this=exp.cast(col("vr", "o"), "DOUBLE"),
                                                           expression=lit(PHASE_STEP))))
-        ranked_select = render("sabre/ranked", src=src, vals=vals, key=key or [lit(1)], phase=phase,
-                               same=exp.NullSafeEQ(this=v.copy(), expression=col("v", "o")))
-        for i, code in codes.items():
-            ranked_select = ranked_select.join(table(code, f"c{i}"), join_type="left", on=exp.EQ(
-                this=col("x", f"c{i}"), expression=col(frag.qis[i].column, "s")))
-        ranked = ctx.create_temp("ranked", ranked_select)
+        ranked = ctx.create_temp("ranked", join_codes(render(
+            "sabre/ranked", src=src, vals=vals, key=key or [lit(1)], phase=phase,
+            same=exp.NullSafeEQ(this=v.copy(), expression=col("v", "o"))), frag, codes))
         ctx.drop(*codes.values())
         whole = ctx.create_temp("swhole", exp.select(col("vr"), col("v"), exp.alias_(col("cnt"), "c"))
                                 .from_(table(vals)))

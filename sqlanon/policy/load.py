@@ -11,10 +11,12 @@ from sqlanon.hierarchy import (
     DATE_STEPS, KINDS, DateHierarchy, Hierarchy, IntervalHierarchy, MaskHierarchy,
     SuppressHierarchy, TaxonomyError, TaxonomyHierarchy,
 )
-from sqlanon.policy.model import METHODS, Alpha, Closeness, Diversity, Policy, QuasiIdentifier, Requirement, Sensitive, TablePolicy
+from sqlanon.policy.model import (
+    METHODS, Alpha, Closeness, Diversity, Policy, QuasiIdentifier, Requirement, Sensitive, Slicing, TablePolicy,
+)
 
 TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
-PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon"}
+PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
 
@@ -81,7 +83,7 @@ def _table(table: str, spec: Any, base: Path) -> TablePolicy:
             if c in seen:
                 raise PolicyError(f"named as {seen[c]} and as {role}", table=table, column=c)
             seen[c] = role
-    requirement = _requirement(table, spec.get("privacy"), sensitive)
+    requirement = _requirement(table, spec.get("privacy"), sensitive, qis)
     return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement)
 
 
@@ -132,7 +134,8 @@ def _sensitive(table: str, column: str, spec: Any, base: Path) -> Sensitive:
     return Sensitive(column, spec.get("type", "categorical"), str((base / hfile).resolve()) if hfile else None)
 
 
-def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Requirement:
+def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
+                 qis: tuple[QuasiIdentifier, ...]) -> Requirement:
     spec = spec or {}
     if not isinstance(spec, dict):
         raise PolicyError("'privacy' must be a mapping", table=table)
@@ -157,7 +160,41 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Req
         alpha = _alpha(table, spec["alpha"], sensitive)
     div = _diversity(table, spec["l"], sensitive) if "l" in spec else None
     close = _closeness(table, spec["t"], sensitive) if "t" in spec else None
-    return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method)
+    slicing = _slicing(table, spec.get("slicing"), qis, sensitive)
+    return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing)
+
+
+def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:
+    if spec is None:
+        return Slicing()
+    if not isinstance(spec, dict) or set(spec) - {"columns", "threshold", "buckets_by", "seed"}:
+        raise PolicyError("privacy.slicing must be a mapping of columns, threshold, buckets_by, seed", table=table)
+    names = [q.column for q in qis] + [s.column for s in sensitive]
+    columns = spec.get("columns")
+    if columns is not None:
+        ok = isinstance(columns, list) and columns and all(
+            isinstance(g, list) and g and all(isinstance(c, str) for c in g) for g in columns)
+        if not ok:
+            raise PolicyError("privacy.slicing.columns must be a list of column groups (lists of names)", table=table)
+        flat = [c for g in columns for c in g]
+        for c in flat:
+            if c not in names:
+                raise PolicyError("privacy.slicing.columns names a column that is no quasi-identifier or sensitive "
+                                  "attribute", table=table, column=c)
+        if len(set(flat)) != len(flat) or set(flat) != set(names):
+            raise PolicyError(f"privacy.slicing.columns must name every quasi-identifier and sensitive column "
+                              f"exactly once ({', '.join(names)})", table=table)
+        columns = tuple(tuple(g) for g in columns)
+    threshold = spec.get("threshold", 0.3)
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 < threshold <= 1:
+        raise PolicyError(f"privacy.slicing.threshold must be in (0, 1], got {threshold!r}", table=table)
+    by = spec.get("buckets_by")
+    if by is not None and by not in [q.column for q in qis]:
+        raise PolicyError("privacy.slicing.buckets_by must name a quasi-identifier", table=table, column=str(by))
+    seed = spec.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31):
+        raise PolicyError(f"privacy.slicing.seed must be an integer in [0, 2^31), got {seed!r}", table=table)
+    return Slicing(columns, float(threshold), by, seed)
 
 
 def _attribute(table: str, key: str, spec: dict, sensitive: tuple[Sensitive, ...]) -> Sensitive:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav")
+METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing")
 #: methods that release numeric quasi-identifiers as numbers (group means), not as labels
 MICROAGGREGATION = ("mdav", "vmdav")
 
@@ -64,6 +64,20 @@ class Closeness:
 
 
 @dataclass(frozen=True)
+class Slicing:
+    """How slicing splits a selection (seed 001 §2.4): column groups, buckets, permutation."""
+
+    #: the column groups; None: grouped by association (Cramér's V of each pair, in SQL)
+    columns: tuple[tuple[str, ...], ...] | None = None
+    #: two attributes whose Cramér's V reaches this stay in one group
+    threshold: float = 0.3
+    #: a quasi-identifier whose values are the buckets; None: runs of the QI order, sized by search
+    buckets_by: str | None = None
+    #: a fixed seed makes the permutation reproducible (tests); None: the database's RAND()
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
 class Requirement:
     k: int = 2
     alpha: Alpha | None = None
@@ -71,6 +85,7 @@ class Requirement:
     t: Closeness | None = None
     max_suppression: float = 0.05
     method: str = "auto"
+    slicing: Slicing = field(default_factory=Slicing)
 
     def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter."""
