@@ -59,7 +59,8 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         with ctx.in_stage("anonymize"):
             release = method.run(frag, src, ctx)
         with ctx.in_stage("verify"):
-            measured = verify(frag, src, release.table, req, ctx, release.aggregated)
+            measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
+                              release.bucket)
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):
@@ -74,7 +75,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             information_loss=measured.information_loss,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
             levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements), seconds=dict(ctx.timings),
-            notes=release.notes,
+            notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
 

@@ -6,7 +6,8 @@ from sqlanon.anonymize.base import Method, Release
 from sqlanon.anonymize.mdav import MDAV, VMDAV
 from sqlanon.anonymize.mondrian import Mondrian
 from sqlanon.anonymize.sabre import Sabre
+from sqlanon.anonymize.slicing import Slicing
 
-REGISTRY: dict[str, type] = {m.name: m for m in (AlphaK, Mondrian, Sabre, MDAV, VMDAV)}
+REGISTRY: dict[str, type] = {m.name: m for m in (AlphaK, Mondrian, Sabre, MDAV, VMDAV, Slicing)}
 
-__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "MDAV", "Mondrian", "Sabre", "VMDAV"]
+__all__ = ["REGISTRY", "Method", "Release", "AlphaK", "MDAV", "Mondrian", "Sabre", "Slicing", "VMDAV"]

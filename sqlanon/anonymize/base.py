@@ -25,6 +25,10 @@ class Release:
     levels: dict[str, dict[int, int]] = field(default_factory=dict)
     #: quasi-identifiers released as their group's mean (microaggregation), not as labels
     aggregated: tuple[str, ...] = ()
+    #: slicing's column groups, and the released table's column that holds each row's bucket
+    #: (verification reads it; the query never sees it)
+    slices: tuple[tuple[str, ...], ...] = ()
+    bucket: str | None = None
     notes: list[str] = field(default_factory=list)
 
 

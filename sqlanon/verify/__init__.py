@@ -16,6 +16,7 @@ from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.metrics.sse import information_loss
+from sqlanon.verify.slicing import slice_verdicts
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
@@ -31,6 +32,7 @@ class Measurement:
     discernibility: int = 0
     #: IL = SSE/SST in percent, for microaggregated quasi-identifiers
     information_loss: float | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def rows_suppressed(self) -> int:
@@ -46,9 +48,12 @@ class Measurement:
 
 
 def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext,
-           aggregated: tuple[str, ...] = ()) -> Measurement:
+           aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
+           bucket: str | None = None) -> Measurement:
     """``aggregated``: quasi-identifiers released as group means, measured by IL = SSE/SST
-    instead of KL (a mean is no label of a hierarchy)."""
+    instead of KL (a mean is no label of a hierarchy). ``slices``: the column groups of a sliced
+    release (each row's bucket in column ``bucket``), judged by verify/slicing.py instead of by
+    classes of whole rows."""
     be = ctx.backend
     m = Measurement()
     criteria = for_requirement(req)
@@ -82,7 +87,11 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.classes = int(values.get("classes") or 0)
     m.rows_released = int(values.get("rows") or 0)
     m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
-    if m.rows_released:
+    if slices and bucket is not None:
+        m.verdicts, buckets = slice_verdicts(frag, released, req, slices, bucket, ctx)
+        m.classes, m.discernibility = buckets.get("buckets", 0), buckets.get("dm", 0) + m.rows_suppressed * m.rows_in
+        m.notes.append(f"buckets: {m.classes}, of {buckets.get('smallest', 0)} to {buckets.get('largest', 0)} rows")
+    elif m.rows_released:
         tables: dict[str, tuple[str, str]] = {}
         for c in criteria:
             if c.attribute is None:

@@ -1,0 +1,215 @@
+"""Slicing (Li, Li, Zhang, Molloy, TKDE 2012; seed 001 §2.4 with the SQL of Abbildungen 3–4).
+
+The selection is split vertically into column groups and horizontally into buckets; inside each
+bucket every column group is permuted on its own and the groups are joined again on (bucket,
+position). Values are released exactly — only the links between column groups are broken —
+except that a group whose combinations of quasi-identifier values would be shared by fewer than
+k rows is generalized (greedily, one attribute one level at a time, until they are not).
+
+- Column groups: the policy's, or quasi-identifiers whose association (Cramér's V, measured in
+  SQL on the selection's frequency table) reaches a threshold, merged greedily, strongest pair
+  first, into groups of at most half of them; each sensitive and each insensitive column is a
+  group of its own.
+- Buckets: the distinct values of a policy-named attribute, or runs of one order of the
+  quasi-identifiers (anonymize/order.py). With l, runs are as short as keeps every link below
+  1/l (ℓ-diverse slicing): inside a bucket, rows that share the sensitive group's
+  quasi-identifier values hold no sensitive value more often than 1/l of them; the number of
+  buckets is found by bisection, one statement per candidate. Without l, buckets hold k rows.
+"""
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from sqlglot import exp
+
+from sqlanon.anonymize.base import Release
+from sqlanon.anonymize.order import join_codes, qi_order
+from sqlanon.context import RunContext
+from sqlanon.errors import PolicyError
+from sqlanon.policy.model import Requirement
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, lit, render, table
+
+#: the search for the number of buckets stops when its bounds are this close
+SEARCH_RATIO = 1.05
+#: the released table's bucket column
+BUCKET = "_sa_bucket"
+#: a fixed seed orders each group by (rank · A + offset) mod P: a permutation, reproducible
+SHUFFLE_A, SHUFFLE_P = 2654435761, 4294967291
+
+
+class Slicing:
+    name: ClassVar[str] = "slicing"
+    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity of every column group", "l-diverse slicing")
+
+    def __init__(self, requirement: Requirement):
+        unmet = [m for m, v in (("alpha", requirement.alpha), ("t", requirement.t)) if v is not None]
+        if requirement.l is not None and requirement.l.variant == "recursive":
+            unmet.append("recursive (c,l)-diversity")
+        if unmet:
+            raise PolicyError(f"method slicing does not build buckets for {', '.join(unmet)} (it bounds the "
+                              f"probability of a link by 1/l: use mondrian or sabre)")
+        self.req = requirement
+
+    def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
+        return []
+
+    # -- column groups ----------------------------------------------------------------------
+    def _groups(self, frag: Fragment, freq: str, attributes: list[str], ctx: RunContext) -> list[tuple[str, ...]]:
+        insensitive = [(c,) for c in frag.columns if c not in attributes]
+        fixed = self.req.slicing.columns
+        if fixed is not None:
+            groups = [tuple(c for c in g if c in attributes) for g in fixed]
+            return [g for g in groups if g] + insensitive
+        # A sensitive attribute forms a group of its own: a link to it is then as likely as its
+        # value's share of the bucket. (Joined to quasi-identifiers it would keep their
+        # association, but every combination of them would need l values in each bucket.)
+        sensitive = [(c,) for c in attributes if frag.policy.qi(c) is None]
+        attributes = [c for c in attributes if frag.policy.qi(c) is not None]
+        pairs = []
+        for i in range(len(attributes)):
+            for j in range(i + 1, len(attributes)):
+                row = ctx.query(render("slicing/association", a=col(f"a_{i}"), b=col(f"a_{j}"), freq=freq))
+                if row and row[0][0] is not None:
+                    s, da, db = float(row[0][0]), int(row[0][1]), int(row[0][2])
+                    v2 = (s - 1) / (min(da, db) - 1) if min(da, db) > 1 else 0.0
+                    pairs.append((v2, i, j))
+        # union of the strongest pairs, no group above half the attributes (slicing needs two)
+        cap = max(1, math.ceil(len(attributes) / 2))
+        group = list(range(len(attributes)))
+        for v2, i, j in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+            if v2 < self.req.slicing.threshold ** 2:
+                break
+            gi, gj = group[i], group[j]
+            if gi != gj and group.count(gi) + group.count(gj) <= cap:
+                group = [gi if g == gj else g for g in group]
+        out: dict[int, list[str]] = {}
+        for a, g in zip(attributes, group):
+            out.setdefault(g, []).append(a)
+        return [tuple(g) for g in out.values()] + sensitive + insensitive
+
+    # -- k for every column group -------------------------------------------------------------
+    def _levels(self, frag: Fragment, freq: str, attributes: list[str], groups: list[tuple[str, ...]],
+                ctx: RunContext) -> dict[str, int]:
+        """The generalization level of each quasi-identifier: per group, from the raw values, one
+        attribute at a time is raised one level — the one whose raise leaves the largest
+        smallest combination — until every combination of the group's values has k rows."""
+        be = ctx.backend
+        qis = {q.column: q for q in frag.qis}
+        levels: dict[str, int] = {}
+
+        def k_min(members: list[str], at: dict[str, int]) -> int | None:
+            labels = [be.binary_text(qis[c].hierarchy.expr(col(f"a_{attributes.index(c)}"), at[c])) for c in members]
+            found = ctx.scalar(render("slicing/group_k", labels=[exp.alias_(e, f"g_{i}") for i, e in enumerate(labels)],
+                                      grouped=labels, freq=freq))
+            return None if found is None else int(found)
+
+        for g in groups:
+            members = [c for c in g if c in qis]
+            at = {c: 0 for c in members}
+            smallest = k_min(members, at) if members and ctx.live else None
+            while smallest is not None and smallest < self.req.k:
+                tries = []
+                for c in members:
+                    if at[c] < qis[c].hierarchy.height:
+                        raised = {**at, c: at[c] + 1}
+                        tries.append((k_min(members, raised) or 0, -members.index(c), raised))
+                if not tries:
+                    break
+                smallest, _, at = max(tries, key=lambda t: (t[0], t[1]))
+            levels.update(at)
+        return levels
+
+    # -- buckets ----------------------------------------------------------------------------
+    def _buckets(self, frag: Fragment, rows: str, n: int, groups: list[tuple[str, ...]],
+                 ctx: RunContext) -> tuple[exp.Expression, int, int]:
+        """The bucket of a row, the number of buckets, and the probes it took."""
+        if self.req.slicing.buckets_by in frag.columns:
+            count = int(ctx.scalar(exp.select(exp.Max(this=col("_sa_by"))).from_(table(rows))) or 0) + 1 \
+                if ctx.live else 1
+            return col("_sa_by"), count, 0
+
+        def bucket(b: int) -> exp.Expression:
+            return exp.cast(exp.Floor(this=exp.Div(this=exp.Mul(
+                this=exp.cast(col("_sa_rank"), "DOUBLE"), expression=lit(b)), expression=lit(max(n, 1)))), "BIGINT")
+
+        hi = max(n // self.req.k, 1)
+        if self.req.l is None:
+            return bucket(hi), hi, 0
+        attr = self.req.l.attribute
+        gq = [c for g in groups if attr in g for c in g if c != attr and frag.policy.qi(c) is not None]
+        sv = ctx.backend.binary_text(col(attr)) if attr in frag.text_columns else col(attr)
+
+        def passes(b: int) -> bool:
+            bad = ctx.scalar(render("slicing/probe", bucket=bucket(b), sv=sv, rows=rows, l=lit(self.req.l.value),
+                                    gq=[col(c) for c in gq], gq_alias=[exp.alias_(col(c), f"q_{i}") for i, c in enumerate(gq)],
+                                    gq_names=[col(f"q_{i}") for i in range(len(gq))]))
+            return not bad
+
+        lo, probes = 1, 0
+        while hi > lo * SEARCH_RATIO and ctx.live:
+            mid = min(max(round(math.sqrt(lo * hi)), lo + 1), hi)
+            probes += 1
+            if passes(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        if not ctx.live:  # a static explain shows one probe
+            passes(hi)
+        return bucket(lo), lo, probes
+
+    def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
+        be = ctx.backend
+        sensitive = {s.column for s in frag.policy.sensitive}
+        attributes = [q.column for q in frag.qis] + [c for c in frag.columns if c in sensitive]
+        stored = [be.binary_text(col(c, "s")) if c in frag.text_columns else col(c, "s") for c in attributes]
+        freq = ctx.create_temp("sfreq", render(
+            "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
+            grouped=stored, src=src))
+        groups = self._groups(frag, freq, attributes, ctx)
+        levels = self._levels(frag, freq, attributes, groups, ctx)
+        ctx.drop(freq)
+
+        key, codes, n = qi_order(frag, src, ctx)
+        columns = []
+        for c in frag.columns:
+            q = frag.policy.qi(c)
+            value = be.binary_text(q.hierarchy.expr(col(c, "s"), levels.get(c, 0))) if q in frag.qis else col(c, "s")
+            columns.append(exp.alias_(value, c, quoted=True))
+        by = self.req.slicing.buckets_by
+        by_rank: exp.Expression = lit(0)
+        if by in frag.columns:
+            x = be.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
+            by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=x)])),
+                              expression=lit(1))
+        rows = ctx.create_temp("srows", join_codes(render("slicing/rows", columns=columns, key=key or [lit(1)],
+                                                          by=by_rank, src=src), frag, codes))
+        ctx.drop(*codes.values())
+        bucket, buckets, probes = self._buckets(frag, rows, n, groups, ctx)
+        bucketed = ctx.create_temp("sbucketed", render("slicing/bucketed", rows=rows, bucket=bucket))
+        ctx.drop(rows)
+
+        perms = []
+        for i, g in enumerate(groups):
+            seed = self.req.slicing.seed
+            shuffle: exp.Expression = exp.Rand() if seed is None else exp.Mod(
+                this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(SHUFFLE_A)),
+                             expression=lit(seed * 1000003 + i * 7919)), expression=lit(SHUFFLE_P))
+            perms.append(ctx.create_temp(f"sperm_{i}", render(
+                "slicing/permuted", shuffle=shuffle, columns=[col(c) for c in g], bucketed=bucketed)))
+        owner = {c: i for i, g in enumerate(groups) for c in g}
+        release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
+                             exp.alias_(col("_sa_bucket", "p0"), BUCKET)).from_(table(perms[0], "p0"))
+        for i, perm in enumerate(perms[1:], 1):
+            release = release.join(table(perm, f"p{i}"), on=exp.and_(
+                exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", "p0")),
+                exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", "p0"))))
+        released = ctx.create_temp("released", release)
+        ctx.drop(bucketed, *perms)
+        histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
+        shown = " | ".join(", ".join(g) for g in groups)
+        return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
+                       notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
+                              + (f", found in {probes} probe(s)" if probes else "")])
+
