@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
-from sqlanon.flow import Result, run
+from sqlanon.flow import Result, choose, run
+from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
 
@@ -29,6 +30,11 @@ class Session:
         self.last_temp_tables = []
         result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables)
         return result
+
+    def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Plan | None:
+        """The method ``sql`` would be anonymized with, the query's class and the rule that fired
+        (seed 001 §5); None when it reads no protected table. Sends only a COUNT(*)."""
+        return choose(self.db, self.policy, sql, k=k, alpha=alpha)
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None,
                 analyze: bool = False) -> str:

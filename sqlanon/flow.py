@@ -16,7 +16,7 @@ from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
-from sqlanon.plan import Plan, plan
+from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.verify import enforce, verify
@@ -51,7 +51,8 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
                             statements=len(ctx.statements), seconds=dict(ctx.timings))
             return Result(columns, rows, report), ctx, None
         req = _requirement(analysis, k, alpha)
-        chosen = plan(analysis, req)
+        with ctx.in_stage("plan"):
+            chosen = plan(analysis, req, db, _count(analysis, req, ctx))
         method = REGISTRY[chosen.method](req)
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
@@ -78,6 +79,26 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
+
+
+def choose(db: Database, policy: Policy, sql: str, *, k: int | None = None,
+           alpha: float | None = None) -> Plan | None:
+    """The method the query would be anonymized with, and why (None: it passes through); runs
+    nothing but the selection's COUNT(*) that the decision algorithm reads."""
+    analysis = analyze(parse(sql, db.backend.dialect), db, policy)
+    if analysis.policy is None:
+        return None
+    req = _requirement(analysis, k, alpha)
+    with RunContext(db) as ctx:
+        return plan(analysis, req, db, _count(analysis, req, ctx))
+
+
+def _count(analysis: Analysis, req: Requirement, ctx: RunContext) -> int | None:
+    """Rows the query selects, for ``auto`` (None in a static explain, where nothing is sent)."""
+    if req.method != "auto":
+        return None
+    found = ctx.scalar(count_statement(analysis))
+    return int(found) if found is not None else None
 
 
 def _levels(frag: Fragment, histogram: dict[str, dict[int, int]],

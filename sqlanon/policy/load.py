@@ -16,7 +16,7 @@ from sqlanon.policy.model import (
 )
 
 TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
-PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing"}
+PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
 
@@ -161,7 +161,11 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
     div = _diversity(table, spec["l"], sensitive) if "l" in spec else None
     close = _closeness(table, spec["t"], sensitive) if "t" in spec else None
     slicing = _slicing(table, spec.get("slicing"), qis, sensitive)
-    return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing)
+    few = spec.get("few_rows", 10_000)
+    if not isinstance(few, int) or isinstance(few, bool) or few < 1:
+        raise PolicyError(f"privacy.few_rows must be a positive integer, got {few!r}", table=table)
+    return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
+                       few_rows=few)
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:

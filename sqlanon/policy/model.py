@@ -86,6 +86,8 @@ class Requirement:
     max_suppression: float = 0.05
     method: str = "auto"
     slicing: Slicing = field(default_factory=Slicing)
+    #: the decision algorithm's bound on "few rows" (seed 001 Abbildung 23)
+    few_rows: int = 10_000
 
     def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter."""

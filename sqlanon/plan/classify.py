@@ -1,0 +1,61 @@
+"""The query classes of seed 001 §4 that the decision algorithm (§5, Abbildung 23) reads.
+
+- simple or complex: complex when the query groups or aggregates (the shapes sqlanon accepts
+  over a protected table; joins and subqueries are rejected before this stage);
+- column- or row-oriented: row-oriented queries select whole rows that meet a criterion,
+  column-oriented ones refer to single columns: aggregates (mostly column-based, §4), or a
+  projection of fewer than half of the columns the policy releases;
+- the number of rows the query selects: the pushed-down COUNT(*) of its WHERE clause.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.analyze import Analysis
+
+#: a projection of fewer than this share of the releasable columns is column-oriented
+COLUMN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Classification:
+    complex: bool
+    column_oriented: bool
+    #: rows the WHERE clause selects; None in a static explain (nothing is sent)
+    rows: int | None
+    why: str
+
+    def __str__(self) -> str:
+        shape = f"{'complex' if self.complex else 'simple'}, {'column' if self.column_oriented else 'row'}-oriented"
+        rows = "rows not counted (static explain)" if self.rows is None else f"{self.rows} row(s) selected"
+        return f"{shape} ({self.why}); {rows}"
+
+
+def count_statement(analysis: Analysis) -> exp.Select:
+    """The pushed-down COUNT(*) of the query's selection."""
+    source = exp.Table(this=exp.to_identifier(analysis.table, quoted=True),
+                       alias=exp.TableAlias(this=exp.to_identifier(analysis.alias, quoted=True)))
+    count = exp.select(exp.Count(this=exp.Star())).from_(source)
+    return count.where(analysis.where.copy()) if analysis.where is not None else count
+
+
+def classify(analysis: Analysis, rows: int | None) -> Classification:
+    tree = analysis.tree
+    assert analysis.policy is not None
+    grouped = tree.args.get("group") is not None or tree.args.get("having") is not None
+    aggregates = any(isinstance(e, exp.AggFunc) for s in tree.expressions for e in s.find_all(exp.AggFunc))
+    releasable = analysis.policy.releasable
+    selected = {c.name for s in tree.expressions for c in s.find_all(exp.Column)}
+    share = len(selected & set(releasable)) / max(len(releasable), 1)
+    if grouped or aggregates:
+        why = "groups or aggregates"
+        column = True
+    elif share < COLUMN_SHARE:
+        why = f"projects {len(selected & set(releasable))} of {len(releasable)} released columns"
+        column = True
+    else:
+        why = f"selects {len(selected & set(releasable))} of {len(releasable)} released columns"
+        column = False
+    return Classification(complex=grouped or aggregates, column_oriented=column, rows=rows, why=why)
