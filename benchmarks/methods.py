@@ -13,10 +13,12 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
 - ``mondrian_k5`` and ``mondrian_l3_t02``: sqlanon's Mondrian with sensitive occupation, k=5,
   and k=5, l=3, t=0.2 (equal distance) — the configuration issue 3 compares with anonypy
   (k=5: KL sum 0.187, discernibility 1.55e6) and anjana;
-- ``sabre_l3_t02``: SABRE with sensitive occupation, k=5, l=3, t=0.2 (equal distance).
+- ``sabre_l3_t02``: SABRE with sensitive occupation, k=5, l=3, t=0.2 (equal distance);
+- ``slicing_l3``: slicing with sensitive occupation, k=5, l=3, against a client-side slicing in
+  the same run (fetch, sort, the same number of buckets, pandas shuffles per column group).
 
 Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
-        [--methods alpha_k,mondrian,sabre] [--skip-client] [--json out.json]
+        [--methods alpha_k,mondrian,sabre,slicing] [--skip-client] [--json out.json]
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
 start them. Needs ``pip install -e '.[bench]'``.
 """
@@ -91,7 +93,10 @@ PARTITIONS = {
                                      "max_suppression": 0}},
     "sabre": {"sabre_l3_t02": {"method": "sabre", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
                                "max_suppression": 0}},
+    "slicing": {"slicing_l3": {"method": "slicing", "k": 5, "l": 3, "max_suppression": 0}},
 }
+#: the column groups sqlanon's slicing finds on Adult (Cramér's V ≥ 0.3), for the client-side run
+SLICE_GROUPS = [["age"], ["education"], ["marital_status", "sex"], ["race", "native_country"], ["occupation"]]
 
 
 def prepare(url: str) -> None:
@@ -160,6 +165,65 @@ def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
             "rows_in": len(df), "suppressed": len(df) - len(out), "peak_rss_mb": _rss()}
 
 
+#: the seed's evaluation queries (Abbildungen 30, 34, 40–44) and two column-oriented ones
+PLANNED = ["SELECT * FROM {t} WHERE age BETWEEN 30 AND 50", "SELECT * FROM {t} WHERE age BETWEEN 30 AND 35",
+           "SELECT * FROM {t} WHERE age BETWEEN 80 AND 83", "SELECT * FROM {t} WHERE age = 65",
+           "SELECT * FROM {t} WHERE age = 30", "SELECT * FROM {t} WHERE age BETWEEN 30 AND 40",
+           "SELECT education, COUNT(*) FROM {t} GROUP BY education", "SELECT age FROM {t} WHERE age = 30"]
+
+
+def measure_planning(url: str, table: str, hdir: str) -> dict:
+    """The planner's overhead per query: parse + analyze + the rule (policy naming the method),
+    and the same with ``auto``, which adds the pushed-down COUNT(*) the rule reads."""
+    import sqlanon
+
+    hp = {c: Path(hdir) / f"{c}.csv" for c in QIS}
+    out: dict = {}
+    for method in ("mondrian", "auto"):
+        with sqlanon.connect(url, policy(hp, "occupation", {"k": 5, "method": method})) as db:
+            times = []
+            for q in PLANNED:
+                db.plan(q.format(t=table))  # warm
+                t0 = time.perf_counter()
+                chosen = db.plan(q.format(t=table))
+                times.append(time.perf_counter() - t0)
+                if method == "auto":
+                    out.setdefault("methods", []).append(chosen.method)
+        out[f"{'rule_only' if method != 'auto' else 'auto_with_count'}_ms"] = {
+            "max": round(1000 * max(times), 2), "mean": round(1000 * sum(times) / len(times), 2)}
+    return out
+
+
+def measure_client_slicing(url: str, table: str, buckets: int) -> dict:
+    """The client-side alternative to slicing: fetch the rows, sort them along the QIs, cut
+    them into as many buckets as sqlanon used, and shuffle every column group per bucket."""
+    import numpy as np
+    import pandas as pd
+
+    engine = sa.create_engine(url)
+    cols = [c for g in SLICE_GROUPS for c in g]
+    t0 = time.perf_counter()
+    tab = sa.Table(table, sa.MetaData(), autoload_with=engine)
+    raw = engine.raw_connection()
+    cur = raw.cursor()
+    cur.execute(str(sa.select(*[tab.c[c] for c in cols]).compile(engine)))
+    rows = cur.fetchall()
+    raw.close()
+    fetch = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    df = pd.DataFrame(rows, columns=cols).sort_values(QIS, kind="stable").reset_index(drop=True)
+    bucket = (np.arange(len(df)) * max(buckets, 1)) // max(len(df), 1)
+    rng = np.random.default_rng()
+    parts = []
+    for g in SLICE_GROUPS:
+        order = np.lexsort((rng.random(len(df)), bucket))  # a random order inside each bucket
+        parts.append(df[g].iloc[order].reset_index(drop=True))
+    out = pd.concat(parts, axis=1)
+    anon = time.perf_counter() - t1
+    return {"seconds": round(fetch + anon, 3), "fetch": round(fetch, 3), "anonymize": round(anon, 3),
+            "rows_in": len(out), "peak_rss_mb": _rss()}
+
+
 def _rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
@@ -175,7 +239,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="sqlite,postgresql,mysql")
     ap.add_argument("--sizes", default="adult,1m")
-    ap.add_argument("--methods", default="alpha_k,mondrian,sabre")
+    ap.add_argument("--methods", default="alpha_k,mondrian,sabre,slicing")
     ap.add_argument("--skip-client", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--child", nargs="+")
@@ -185,6 +249,9 @@ def main() -> None:
         if kind == "sqlanon":
             url, table, hdir, sens, privacy = rest
             print(json.dumps(measure_sqlanon(url, table, hdir, sens, json.loads(privacy))))
+        elif kind == "client_slicing":
+            url, table, buckets = rest
+            print(json.dumps(measure_client_slicing(url, table, int(buckets))))
         else:
             url, table, hdir, sens = rest
             print(json.dumps(measure_client(url, table, hdir, sens)))
@@ -221,8 +288,14 @@ def main() -> None:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")
                 for name in ("occupation", *configs):
-                    if base and "seconds" in row.get(name, {}):
+                    if base and "seconds" in row.get(name, {}) and not name.startswith("slicing"):
                         row[name]["ratio_to_client"] = round(row[name]["seconds"] / base, 3)
+            if "classes" in row.get("slicing_l3", {}):  # a sliced release's classes are its buckets
+                row["client_slicing"] = child("client_slicing", url, table, str(row["slicing_l3"]["classes"]))
+                base = row["client_slicing"].get("seconds")
+                if base:
+                    row["slicing_l3"]["ratio_to_client"] = round(row["slicing_l3"]["seconds"] / base, 3)
+            row["planning"] = measure_planning(url, table, hdir)
             print(json.dumps(row), file=sys.stderr)
             results.append(row)
     for stop in stops:
