@@ -12,7 +12,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
-from sqlanon.analyze.allowlist import check_passthrough, check_protected
+from sqlanon.analyze.allowlist import check_passthrough, check_protected, construct_name
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
 from sqlanon.parse import Parsed
@@ -60,14 +60,23 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
 
     tp = policy.for_table(protected[0].name)
     assert tp is not None
-    check_protected(tree, tp.table)  # names the first construct it does not understand
-    if len(tables) > 1 or not isinstance(tree, exp.Select):
+    aggregates = _whole_table_aggregates(tree, tp)
+    # names the first construct it does not understand; the aggregates were checked above
+    stand_ins = [(sub, sub.replace(exp.Literal.number(0))) for sub in aggregates]
+    try:
+        check_protected(tree, tp.table)
+    finally:
+        for sub, stand_in in stand_ins:
+            stand_in.replace(sub)
+    inner = {id(t) for sub in aggregates for t in sub.find_all(exp.Table)}
+    if len([t for t in tables if id(t) not in inner]) > 1 or not isinstance(tree, exp.Select):
         raise QueryRejected("several tables", f"protected table {tp.table} with other tables")
-    table = protected[0]
+    table = next(t for t in protected if id(t) not in inner)
     alias = table.alias_or_name
     _expand_stars(tree, tp, alias)
     tree = _qualify(tree, db, parsed.dialect)
     assert isinstance(tree, exp.Select)
+    _check_uncorrelated(tree, tp)
 
     where = tree.args.get("where")
     where_cols = {id(c) for c in where.find_all(exp.Column)} if where else set()
@@ -107,6 +116,54 @@ def _check_generalized_use(c: exp.Column, table: str) -> None:
                                 f"{table}.{c.name} is released as generalized text; numeric semantics "
                                 "for generalized values are not defined yet")
         node = node.parent
+
+
+#: aggregates of a whole protected table that a WHERE clause may compare with (seed 001 Abb. 31)
+WHOLE_TABLE_AGGREGATES = (exp.Avg, exp.Sum, exp.Count, exp.Stddev, exp.StddevPop, exp.StddevSamp,
+                          exp.Variance, exp.VariancePop)
+
+
+def _whole_table_aggregates(tree: exp.Expression, tp: TablePolicy) -> list[exp.Subquery]:
+    """Scalar subqueries in the WHERE clause that aggregate the whole protected table, as in
+    ``WHERE age < (SELECT AVG(age) FROM adult)`` (seed 001 Abbildungen 21, 31).
+
+    Such an aggregate is no release of rows: the pushdown computes it on the stored values
+    inside the database, and only the rows it selects are anonymized. It must cover the whole
+    table — a WHERE, GROUP BY or LIMIT could narrow it to a few people — and MIN and MAX are
+    refused: each is one person's value (Abbildungen 32, 33). Any other subquery is left for
+    the allowlist to reject."""
+    where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+    out: list[exp.Subquery] = []
+    for sub in (where.find_all(exp.Subquery) if where is not None else ()):
+        sel = sub.this
+        tables = list(sel.find_all(exp.Table)) if isinstance(sel, exp.Select) else []
+        if len(tables) != 1 or tables[0].name.lower() != tp.table.lower():
+            continue
+        narrowing = [k for k in ("where", "group", "having", "order", "limit", "offset", "distinct", "joins", "with_")
+                     if sel.args.get(k)]
+        if narrowing or len(sel.expressions) != 1:
+            raise QueryRejected("subquery", f"a subquery over protected table {tp.table} may only compute one "
+                                f"aggregate of the whole table ({', '.join(narrowing) or 'several values'} given)",
+                                fragment=sel.sql())
+        agg = sel.expressions[0].unalias()
+        if isinstance(agg, (exp.Min, exp.Max)):
+            raise QueryRejected(f"{agg.key.upper()} in a subquery", f"over protected table {tp.table}: it is one "
+                                "person's value", fragment=sel.sql())
+        if not isinstance(agg, WHOLE_TABLE_AGGREGATES) or not isinstance(agg.this, (exp.Column, exp.Star)):
+            raise QueryRejected(f"{construct_name(agg)} in a subquery", f"over protected table {tp.table}: only "
+                                "AVG, SUM, COUNT, STDDEV and VARIANCE of one column", fragment=sel.sql())
+        out.append(sub)
+    return out
+
+
+def _check_uncorrelated(tree: exp.Select, tp: TablePolicy) -> None:
+    """A whole-table aggregate reads its own table only: a reference to the outer query's row
+    would make it a per-row value."""
+    for sub in tree.args["where"].find_all(exp.Subquery) if tree.args.get("where") else ():
+        own = {t.alias_or_name for t in sub.find_all(exp.Table)}
+        for c in sub.find_all(exp.Column):
+            if c.table not in own:
+                raise QueryRejected("correlated subquery", f"over protected table {tp.table}", fragment=sub.sql())
 
 
 def _db_name(db: Database, name: str) -> str:

@@ -41,6 +41,8 @@ CASES = [
     (PROJECTION, MIXED, K_ONLY, "slicing", "simple, column-oriented"),
     (GROUPED, MIXED, ALPHA, "alpha_k", "slicing does not build alpha"),
     (GROUPED, MIXED, T, "sabre", "slicing does not build t"),
+    # Abbildung 31: a whole-table average selects the rows inside the pushdown
+    ("SELECT * FROM adult WHERE age < (SELECT AVG(age) FROM adult)", MIXED, ALPHA, "alpha_k", "many rows"),
 ]
 
 
@@ -81,8 +83,9 @@ def test_queries_without_a_protected_table_pass_through_and_the_plan_is_explaine
 
 
 @pytest.mark.parametrize("sql,construct", [
-    # Abbildung 21/31: a scalar subquery over the protected table (a later part of issue 4)
-    ("SELECT * FROM adult WHERE age < (SELECT AVG(age) FROM adult)", "subquer"),
+    # Abbildung 22: a subquery in HAVING, after anonymization (it would read the raw table there)
+    ("SELECT education, COUNT(*) FROM adult GROUP BY education HAVING AVG(education_num) > "
+     "(SELECT AVG(education_num) FROM adult)", "subquer"),
     # Abbildung 19: a join (with itself here: one protected table twice)
     ("SELECT a.age FROM adult a JOIN adult b ON a.age = b.age", "join"),
 ])
