@@ -30,6 +30,10 @@ class Analysis:
     where: exp.Expression | None = None
     #: columns of the protected table that the rest of the query reads, in policy order
     needed: tuple[str, ...] = ()
+    #: WHERE conjuncts that involve other tables: they run after anonymization
+    kept_where: exp.Expression | None = None
+    #: the protected table is joined with unprotected tables
+    joined: bool = False
 
 
 def _tables(tree: exp.Expression) -> list[exp.Table]:
@@ -69,35 +73,66 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
         for sub, stand_in in stand_ins:
             stand_in.replace(sub)
     inner = {id(t) for sub in aggregates for t in sub.find_all(exp.Table)}
-    if len([t for t in tables if id(t) not in inner]) > 1 or not isinstance(tree, exp.Select):
+    refs = [t for t in protected if id(t) not in inner]
+    if len(refs) > 1:
+        raise QueryRejected("join of protected tables", f"{', '.join(t.name for t in refs)}: each protected "
+                            "table is anonymized on its own; a join of two is not rewritten yet")
+    if not isinstance(tree, exp.Select):
         raise QueryRejected("several tables", f"protected table {tp.table} with other tables")
-    table = next(t for t in protected if id(t) not in inner)
-    alias = table.alias_or_name
+    _check_joins(tree, tp)
+    alias = refs[0].alias_or_name
     _expand_stars(tree, tp, alias)
     tree = _qualify(tree, db, parsed.dialect)
     assert isinstance(tree, exp.Select)
     _check_uncorrelated(tree, tp)
 
+    # WHERE conjuncts over the protected table alone are pushed down (run on the stored rows);
+    # the others run after anonymization, on the released rows joined to the other tables
     where = tree.args.get("where")
-    where_cols = {id(c) for c in where.find_all(exp.Column)} if where else set()
+    conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else \
+        ([where.this] if where is not None else [])
+    pushed = [c for c in conjuncts if all(col.table == alias for col in c.find_all(exp.Column))]
+    kept = [c for c in conjuncts if not any(c is p for p in pushed)]
+    for c in kept:
+        if c.find(exp.Subquery):
+            raise QueryRejected("subquery", f"an aggregate of protected table {tp.table} may only be compared "
+                                "with its own columns (it runs inside the pushdown)", fragment=c.sql())
+    pushed_cols = {id(col) for c in pushed for col in c.find_all(exp.Column)}
     needed: set[str] = set()
     releasable = set(tp.releasable)
     for c in tree.find_all(exp.Column):
+        if c.table != alias:
+            continue  # a column of an unprotected table
         name = c.name
         if name in tp.identifiers:
             raise QueryRejected("identifier column", f"{tp.table}.{name} is never released nor usable")
         if name not in releasable:
             raise QueryRejected("column not named in the policy", f"{tp.table}.{name}")
-        if id(c) not in where_cols:
+        if id(c) not in pushed_cols:
             needed.add(name)
             if tp.qi(name) is not None and tp.requirement.method not in MICROAGGREGATION:
                 _check_generalized_use(c, tp.table)
     return Analysis(
-        tree=tree, policy=tp, alias=tree.args["from_"].this.alias_or_name,
+        tree=tree, policy=tp, alias=alias,
         table=_db_name(db, tp.table),
-        where=where.this if where else None,
+        where=exp.and_(*pushed) if pushed else None,
         needed=tuple(c for c in tp.releasable if c in needed),
+        kept_where=exp.and_(*kept) if kept else None,
+        joined=bool(tree.args.get("joins")),
     )
+
+
+def _check_joins(tree: exp.Select, tp: TablePolicy) -> None:
+    """Inner and cross joins of the protected table with unprotected tables run after
+    anonymization, on the released rows. An outer join would keep rows the pushed-down
+    predicates removed, so it is not rewritten."""
+    for j in tree.args.get("joins") or []:
+        if j.side or (j.kind and j.kind.upper() not in ("INNER", "CROSS")):
+            raise QueryRejected(f"{(j.side or j.kind).upper()} OUTER join", f"with protected table {tp.table}: "
+                                "only inner and cross joins are rewritten", fragment=j.sql())
+        if j.args.get("using"):
+            raise QueryRejected("JOIN … USING", f"with protected table {tp.table}: name the columns in ON",
+                                fragment=j.sql())
 
 
 #: functions whose value over a generalized (text) column would be meaningless or fail
@@ -171,11 +206,16 @@ def _db_name(db: Database, name: str) -> str:
 
 
 def _expand_stars(tree: exp.Select, tp: TablePolicy, alias: str) -> None:
-    """``*`` and ``alias.*`` become the releasable columns, so identifiers never enter the tree."""
+    """``*`` and ``alias.*`` become the releasable columns, so identifiers never enter the tree;
+    with joins, ``*`` keeps the other tables' columns (``other.*``, expanded by qualify)."""
+    others = [t.alias_or_name for t in tree.find_all(exp.Table) if t.alias_or_name != alias]
     out: list[exp.Expression] = []
     for e in tree.expressions:
-        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
-            out.extend(exp.column(c, table=alias, quoted=True) for c in tp.releasable)
+        own = [exp.column(c, table=alias, quoted=True) for c in tp.releasable]
+        if isinstance(e, exp.Star):
+            out.extend(own + [exp.Column(this=exp.Star(), table=exp.to_identifier(o)) for o in others])
+        elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and e.table in ("", alias):
+            out.extend(own)
         else:
             out.append(e)
     tree.set("expressions", out)

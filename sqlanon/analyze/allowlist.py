@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sqlanon.errors import QueryRejected
 
-#: syntax a single-table query over a protected table may contain
+#: syntax a query over a protected table may contain
 NODES: tuple[type[exp.Expression], ...] = (
     exp.Select, exp.From, exp.Table, exp.TableAlias, exp.Identifier, exp.Column, exp.Star, exp.Alias,
     exp.Where, exp.Group, exp.Having, exp.Order, exp.Ordered, exp.Limit, exp.Offset, exp.Distinct,
@@ -17,6 +17,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike,
     exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.DPipe, exp.Case, exp.If,
     exp.Cast, exp.TryCast, exp.DataType, exp.DataTypeParam, exp.Var,
+    exp.Join,  # inner joins with unprotected tables (analyze checks the kind)
 )
 
 #: functions with a fixed meaning on every backend; unknown names may hide SQL in strings

@@ -1,10 +1,10 @@
 """The query classes of seed 001 §4 that the decision algorithm (§5, Abbildung 23) reads.
 
-- simple or complex: complex when the query groups or aggregates (the shapes sqlanon accepts
-  over a protected table; joins and subqueries are rejected before this stage);
+- simple or complex: complex when the query groups, aggregates or joins;
 - column- or row-oriented: row-oriented queries select whole rows that meet a criterion,
   column-oriented ones refer to single columns: aggregates (mostly column-based, §4), or a
-  projection of fewer than half of the columns the policy releases;
+  projection of fewer than half of the columns the policy releases; a join (within the
+  database) matches whole rows: row-oriented (Abbildung 23 sends joins to the row methods);
 - the number of rows the query selects: the pushed-down COUNT(*) of its WHERE clause.
 """
 from __future__ import annotations
@@ -26,9 +26,13 @@ class Classification:
     #: rows the WHERE clause selects; None in a static explain (nothing is sent)
     rows: int | None
     why: str
+    #: joined with unprotected tables (a join needs whole rows: row methods only)
+    joined: bool = False
 
     def __str__(self) -> str:
         shape = f"{'complex' if self.complex else 'simple'}, {'column' if self.column_oriented else 'row'}-oriented"
+        if self.joined:
+            shape += ", joined within the database"
         rows = "rows not counted (static explain)" if self.rows is None else f"{self.rows} row(s) selected"
         return f"{shape} ({self.why}); {rows}"
 
@@ -58,4 +62,7 @@ def classify(analysis: Analysis, rows: int | None) -> Classification:
     else:
         why = f"selects {len(selected & set(releasable))} of {len(releasable)} released columns"
         column = False
-    return Classification(complex=grouped or aggregates, column_oriented=column, rows=rows, why=why)
+    if analysis.joined:
+        column, why = False, "a join matches whole rows"
+    return Classification(complex=grouped or aggregates or analysis.joined, column_oriented=column, rows=rows,
+                          why=why, joined=analysis.joined)

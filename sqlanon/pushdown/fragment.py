@@ -3,7 +3,8 @@
 The fragment is selection + projection over the protected table, run in the database as
 ``CREATE TEMPORARY TABLE … AS SELECT <needed columns> FROM <table> WHERE <predicates>``. The rest
 of the query is the original statement with the table replaced by the released temp table and
-its WHERE removed (already applied), in random order unless the query orders it.
+the pushed-down predicates removed (joins with unprotected tables and the predicates that
+involve them run here, on the released rows), in random order unless the query orders it.
 """
 from __future__ import annotations
 
@@ -71,10 +72,11 @@ def remainder(analysis: Analysis, released: str) -> exp.Select:
     user's ORDER BY stays as it is (its ties are distinct generalized tuples, not rows)."""
     tree = analysis.tree.copy()
     assert isinstance(tree, exp.Select)
-    tree.set("where", None)
-    src = tree.args["from_"].this
+    tree.set("where", exp.Where(this=analysis.kept_where.copy()) if analysis.kept_where is not None else None)
+    src = next(t for t in tree.find_all(exp.Table) if t.alias_or_name == analysis.alias)
     src.set("this", exp.to_identifier(released, quoted=True))
     src.set("db", None)
+    src.set("catalog", None)
     order = tree.args.get("order")
     if order is None:
         limit, offset = tree.args.get("limit"), tree.args.get("offset")
