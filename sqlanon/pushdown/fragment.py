@@ -63,8 +63,11 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text)
 
 
-def remainder(analysis: Analysis, released: str) -> exp.Select:
+def remainder(analysis: Analysis, released: str, min_group: int) -> exp.Select:
     """The rest of the query over the released table, rows in random order.
+
+    A GROUP BY over the released rows returns only groups of at least ``min_group`` (k) rows:
+    a small group of a released value would single out the few rows behind it.
 
     The released table is stored in whatever order the method wrote it, which may follow the
     source (unsorted matching, seed 002): so every result is ordered here, and a LIMIT without
@@ -77,6 +80,10 @@ def remainder(analysis: Analysis, released: str) -> exp.Select:
     src.set("this", exp.to_identifier(released, quoted=True))
     src.set("db", None)
     src.set("catalog", None)
+    if tree.args.get("group") is not None:
+        enough = exp.GTE(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(min_group))
+        having = tree.args.get("having")
+        tree.set("having", exp.Having(this=exp.and_(having.this.copy(), enough) if having is not None else enough))
     order = tree.args.get("order")
     if order is None:
         limit, offset = tree.args.get("limit"), tree.args.get("offset")

@@ -80,3 +80,16 @@ def test_a_latin1_column_is_classed_and_released_as_stored(db_url, backend):
         res = db.execute("SELECT zip, d FROM l1")
     # 'Mün' and 'mün' are two classes of two, byte for byte, released as stored
     assert sorted(map(tuple, res.rows)) == sorted(rows)
+
+
+def test_groups_of_fewer_than_k_released_rows_are_withheld(db_url):
+    """A GROUP BY over the release must not single out the few rows behind a rare value."""
+    rows = [(20 + i % 10, "flu" if i < 12 else "cold" if i < 19 else "hiv") for i in range(20)]
+    load_table(db_url, "g", [("age", "int"), ("d", "text")], rows)
+    policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10]}},
+                               "sensitive": {"d": {}}, "privacy": {"k": 3, "method": "alpha_k"}}}}
+    with sqlanon.connect(db_url, policy=policy) as db:
+        grouped = dict(db.execute("SELECT d, COUNT(*) FROM g GROUP BY d").rows)
+        having = dict(db.execute("SELECT d, COUNT(*) FROM g GROUP BY d HAVING COUNT(*) < 10").rows)
+    assert grouped == {"flu": 12, "cold": 7}  # the one 'hiv' row is released, but not as a group
+    assert having == {"cold": 7}
