@@ -142,12 +142,9 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: di
             "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss()}
 
 
-def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
-    import pandas as pd
-    from anjana.anonymity import alpha_k_anonymity
-
+def fetch_rows(url: str, table: str, cols: list[str]) -> tuple[list, float]:
+    """The client-side alternatives' first step: every row's columns through the driver."""
     engine = sa.create_engine(url)
-    cols = QIS + [sensitive]
     t0 = time.perf_counter()
     tab = sa.Table(table, sa.MetaData(), autoload_with=engine)
     raw = engine.raw_connection()
@@ -155,7 +152,16 @@ def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
     cur.execute(str(sa.select(*[tab.c[c] for c in cols]).compile(engine)))
     rows = cur.fetchall()
     raw.close()
-    fetch = time.perf_counter() - t0
+    engine.dispose()
+    return rows, time.perf_counter() - t0
+
+
+def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
+    import pandas as pd
+    from anjana.anonymity import alpha_k_anonymity
+
+    cols = QIS + [sensitive]
+    rows, fetch = fetch_rows(url, table, cols)
     df = pd.DataFrame(rows, columns=cols)
     hier = {c: dict(pd.read_csv(Path(hdir) / f"{c}.csv", header=None, sep=";")) for c in QIS}
     t1 = time.perf_counter()
@@ -200,16 +206,8 @@ def measure_client_slicing(url: str, table: str, buckets: int) -> dict:
     import numpy as np
     import pandas as pd
 
-    engine = sa.create_engine(url)
     cols = [c for g in SLICE_GROUPS for c in g]
-    t0 = time.perf_counter()
-    tab = sa.Table(table, sa.MetaData(), autoload_with=engine)
-    raw = engine.raw_connection()
-    cur = raw.cursor()
-    cur.execute(str(sa.select(*[tab.c[c] for c in cols]).compile(engine)))
-    rows = cur.fetchall()
-    raw.close()
-    fetch = time.perf_counter() - t0
+    rows, fetch = fetch_rows(url, table, cols)
     t1 = time.perf_counter()
     df = pd.DataFrame(rows, columns=cols).sort_values(QIS, kind="stable").reset_index(drop=True)
     bucket = (np.arange(len(df)) * max(buckets, 1)) // max(len(df), 1)
