@@ -91,7 +91,8 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
     where = tree.args.get("where")
     conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else \
         ([where.this] if where is not None else [])
-    pushed = [c for c in conjuncts if all(col.table == alias for col in c.find_all(exp.Column))]
+    pushed = [c for c in conjuncts if all(col.table == alias for col in c.find_all(exp.Column)
+                                          if not col.find_ancestor(exp.Subquery))]
     kept = [c for c in conjuncts if not any(c is p for p in pushed)]
     for c in kept:
         if c.find(exp.Subquery):
@@ -208,7 +209,8 @@ def _db_name(db: Database, name: str) -> str:
 def _expand_stars(tree: exp.Select, tp: TablePolicy, alias: str) -> None:
     """``*`` and ``alias.*`` become the releasable columns, so identifiers never enter the tree;
     with joins, ``*`` keeps the other tables' columns (``other.*``, expanded by qualify)."""
-    others = [t.alias_or_name for t in tree.find_all(exp.Table) if t.alias_or_name != alias]
+    others = [t.alias_or_name for t in tree.find_all(exp.Table)
+              if t.alias_or_name != alias and not t.find_ancestor(exp.Subquery)]
     out: list[exp.Expression] = []
     for e in tree.expressions:
         own = [exp.column(c, table=alias, quoted=True) for c in tp.releasable]

@@ -84,3 +84,16 @@ def test_a_join_is_planned_as_a_row_query(db_url):
         chosen = db.plan("SELECT d.district, COUNT(*) FROM people p JOIN districts d ON d.zip = p.zip "
                          "GROUP BY d.district")
     assert chosen.method == "alpha_k" and "joined within the database" in chosen.rule
+
+
+def test_a_whole_table_average_under_another_alias_and_with_a_join(session):
+    rows = people()
+    mean = sum(r[1] for r in rows) / len(rows)
+    alone = session.execute("SELECT * FROM people AS x WHERE x.age < (SELECT AVG(age) FROM people)")
+    joined = session.execute("SELECT * FROM people AS x JOIN districts d ON d.zip = x.zip "
+                             "WHERE x.age < (SELECT AVG(age) FROM people) AND d.district = 'Mitte'")
+    younger = [r for r in rows if r[1] < mean]
+    assert alone.report.rows_in == joined.report.rows_in == len(younger)
+    assert len(alone.rows) == len(younger)
+    assert len(joined.rows) == sum(1 for r in younger if ZIPS[r[2]] == "Mitte")
+    assert "district" in joined.columns and "pid" not in joined.columns
