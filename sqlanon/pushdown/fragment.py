@@ -85,10 +85,20 @@ def remainder(analysis: Analysis, released: str, min_group: int) -> exp.Select:
         having = tree.args.get("having")
         tree.set("having", exp.Having(this=exp.and_(having.this.copy(), enough) if having is not None else enough))
     order = tree.args.get("order")
+    if order is None and not tree.args.get("distinct"):
+        return tree.order_by(exp.Rand())
     if order is None:
+        # DISTINCT allows no ORDER BY outside its select list: order the distinct rows outside,
+        # under names that a derived table accepts (a join may select two columns of one name)
         limit, offset = tree.args.get("limit"), tree.args.get("offset")
         tree.set("limit", None)
         tree.set("offset", None)
+        seen: dict[str, int] = {}
+        for e in list(tree.expressions):
+            name = e.alias_or_name
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                e.replace(exp.alias_(e.unalias(), f"{name}_{seen[name]}", quoted=True))
         outer = exp.select("*").from_(tree.subquery("q")).order_by(exp.Rand())
         outer.set("limit", limit)
         outer.set("offset", offset)

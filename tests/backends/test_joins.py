@@ -97,3 +97,10 @@ def test_a_whole_table_average_under_another_alias_and_with_a_join(session):
     assert len(alone.rows) == len(younger)
     assert len(joined.rows) == sum(1 for r in younger if ZIPS[r[2]] == "Mitte")
     assert "district" in joined.columns and "pid" not in joined.columns
+
+
+def test_two_columns_of_one_name_with_and_without_distinct(session):
+    plain = session.execute("SELECT d.zip, p.zip FROM districts d JOIN people p ON p.zip = d.zip LIMIT 5")
+    distinct = session.execute("SELECT DISTINCT d.zip, p.zip FROM districts d JOIN people p ON p.zip = d.zip")
+    assert len(plain.rows) == 5 and all(a == b for a, b in plain.rows)
+    assert sorted(distinct.rows) == sorted((z, z) for z in ZIPS)
