@@ -75,7 +75,8 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
             information_loss=measured.information_loss,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
-            levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements), seconds=dict(ctx.timings),
+            levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements),
+            seconds=dict(ctx.timings),
             notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen

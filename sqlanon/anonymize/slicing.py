@@ -143,7 +143,8 @@ class Slicing:
 
         def passes(b: int) -> bool:
             bad = ctx.scalar(render("slicing/probe", bucket=bucket(b), sv=sv, rows=rows, l=lit(self.req.l.value),
-                                    gq=[col(c) for c in gq], gq_alias=[exp.alias_(col(c), f"q_{i}") for i, c in enumerate(gq)],
+                                    gq=[col(c) for c in gq],
+                                    gq_alias=[exp.alias_(col(c), f"q_{i}") for i, c in enumerate(gq)],
                                     gq_names=[col(f"q_{i}") for i in range(len(gq))]))
             return not bad
 
