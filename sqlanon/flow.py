@@ -65,7 +65,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):
-            cur = ctx.execute(remainder(analysis, release.table, req.k))
+            cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
             columns, rows = _fetch(cur)
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,

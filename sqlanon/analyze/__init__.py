@@ -15,6 +15,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlanon.analyze.allowlist import check_passthrough, check_protected, construct_name
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
+from sqlanon.hierarchy import IntervalHierarchy
 from sqlanon.parse import Parsed
 from sqlanon.policy.model import MICROAGGREGATION, Policy, TablePolicy
 
@@ -112,7 +113,7 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
         if id(c) not in pushed_cols:
             needed.add(name)
             if tp.qi(name) is not None and tp.requirement.method not in MICROAGGREGATION:
-                _check_generalized_use(c, tp.table)
+                _check_generalized_use(c, tp)
     return Analysis(
         tree=tree, policy=tp, alias=alias,
         table=_db_name(db, tp.table),
@@ -142,16 +143,26 @@ NUMERIC_ONLY = (exp.Sum, exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp
                 exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg)
 
 
-def _check_generalized_use(c: exp.Column, table: str) -> None:
-    """A quasi-identifier is released as text (``[30,40)``, ``*``): arithmetic on it is refused
-    here, by name, rather than failing in the database or silently comparing text."""
+def numeric_use(c: exp.Column) -> exp.Expression | None:
+    """The numeric function or operator that reads ``c`` (before the enclosing SELECT), if any."""
     node = c.parent
     while node is not None and not isinstance(node, exp.Select):
         if isinstance(node, NUMERIC_ONLY):
-            raise QueryRejected(f"{node.key.upper()} over generalized column",
-                                f"{table}.{c.name} is released as generalized text; numeric semantics "
-                                "for generalized values are not defined yet")
+            return node
         node = node.parent
+    return None
+
+
+def _check_generalized_use(c: exp.Column, tp: TablePolicy) -> None:
+    """A quasi-identifier is released as text (``[30,40)``, ``*``): arithmetic on it is refused
+    here, by name, rather than failing in the database or silently comparing text — except over
+    numeric intervals, which stand for their midpoints (pushdown.remainder)."""
+    q = tp.qi(c.name)
+    node = numeric_use(c)
+    if node is not None and not (q is not None and isinstance(q.hierarchy, IntervalHierarchy)):
+        raise QueryRejected(f"{node.key.upper()} over generalized column",
+                            f"{tp.table}.{c.name} is released as generalized text; numeric semantics are "
+                            "defined for interval hierarchies (midpoints) and group means only")
 
 
 #: aggregates of a whole protected table that a WHERE clause may compare with (seed 001 Abb. 31)

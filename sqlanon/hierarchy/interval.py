@@ -27,5 +27,25 @@ class IntervalHierarchy(Hierarchy):
             as_text(exp.Paren(this=hi)), exp.Literal.string(")"),
         ], safe=True)
 
+    def midpoint(self, label: exp.Expression) -> exp.Expression:
+        """The number a released label stands for in arithmetic and aggregates: an interval's
+        midpoint ``(lo + hi) / 2``, a raw value itself, NULL for the root (nothing is known)."""
+        comma = exp.StrPosition(this=label.copy(), substr=exp.Literal.string(","))
+
+        def number(e: exp.Expression) -> exp.Expression:
+            return exp.cast(e, "DOUBLE")
+
+        lo = number(exp.Substring(this=label.copy(), start=exp.Literal.number(2),
+                                  length=exp.Sub(this=comma.copy(), expression=exp.Literal.number(2))))
+        hi = number(exp.Substring(this=label.copy(), start=exp.Add(this=comma.copy(), expression=exp.Literal.number(1)),
+                                  length=exp.Sub(this=exp.Sub(this=exp.Length(this=label.copy()), expression=comma),
+                                                 expression=exp.Literal.number(1))))
+        return exp.Case(ifs=[
+            exp.If(this=exp.EQ(this=label.copy(), expression=exp.Literal.string(self.top_label)), true=exp.Null()),
+            exp.If(this=exp.EQ(this=exp.Substring(this=label.copy(), start=exp.Literal.number(1),
+                                                  length=exp.Literal.number(1)), expression=exp.Literal.string("[")),
+                   true=exp.Div(this=exp.Paren(this=exp.Add(this=lo, expression=hi)), expression=exp.Literal.number(2))),
+        ], default=number(label.copy()))
+
     def _describe(self, level: int) -> str:
         return f"width {self.widths[level - 1]:g}"

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.analyze import Analysis
+from sqlanon.analyze import Analysis, numeric_use
 from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
+from sqlanon.hierarchy import IntervalHierarchy
 from sqlanon.policy.model import QuasiIdentifier, TablePolicy
 from sqlanon.sql.templates import col
 
@@ -63,8 +64,12 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text)
 
 
-def remainder(analysis: Analysis, released: str, min_group: int) -> exp.Select:
+def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[str, ...] = ()) -> exp.Select:
     """The rest of the query over the released table, rows in random order.
+
+    In arithmetic and numeric aggregates, a quasi-identifier generalized by numeric intervals
+    stands for the midpoint of its released interval (NULL for '*'); ``numbers`` are the columns
+    released as numbers already (group means), which are read as they are.
 
     A GROUP BY over the released rows returns only groups of at least ``min_group`` (k) rows:
     a small group of a released value would single out the few rows behind it.
@@ -76,6 +81,12 @@ def remainder(analysis: Analysis, released: str, min_group: int) -> exp.Select:
     tree = analysis.tree.copy()
     assert isinstance(tree, exp.Select)
     tree.set("where", exp.Where(this=analysis.kept_where.copy()) if analysis.kept_where is not None else None)
+    assert analysis.policy is not None
+    for c in list(tree.find_all(exp.Column)):
+        q = analysis.policy.qi(c.name) if c.table == analysis.alias else None
+        if q is not None and isinstance(q.hierarchy, IntervalHierarchy) and c.name not in numbers \
+                and numeric_use(c) is not None:
+            c.replace(q.hierarchy.midpoint(c.copy()))
     src = next(t for t in tree.find_all(exp.Table) if t.alias_or_name == analysis.alias)
     src.set("this", exp.to_identifier(released, quoted=True))
     src.set("db", None)

@@ -32,8 +32,8 @@ REJECT = [
     ("SELECT age, nosuchcol FROM patients", "unresolved column"),
     ("SELEC age FROM patients", "unparsable SQL"),
     ("", "empty statement"),
-    ("SELECT AVG(age) FROM patients", "AVG over generalized column"),
-    ("SELECT age + 1 FROM patients", "ADD over generalized column"),
+    ("SELECT AVG(zip) FROM patients", "AVG over generalized column"),
+    ("SELECT zip + 1 FROM patients", "ADD over generalized column"),
 ]
 
 
