@@ -73,7 +73,8 @@ class Slicing:
     threshold: float = 0.3
     #: a quasi-identifier whose values are the buckets; None: runs of the QI order, sized by search
     buckets_by: str | None = None
-    #: a fixed seed makes the permutation reproducible (tests); None: the database's RAND()
+    #: a fixed seed makes the permutation reproducible — and invertible by whoever knows it and
+    #: the data: for tests only; None: the database's RAND()
     seed: int | None = None
 
 
