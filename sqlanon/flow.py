@@ -52,7 +52,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             return Result(columns, rows, report), ctx, None
         req = _requirement(analysis, k, alpha)
         with ctx.in_stage("plan"):
-            chosen = plan(analysis, req, db, _count(analysis, req, ctx))
+            chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
         method = REGISTRY[chosen.method](req)
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
@@ -91,13 +91,11 @@ def choose(db: Database, policy: Policy, sql: str, *, k: int | None = None,
         return None
     req = _requirement(analysis, k, alpha)
     with RunContext(db) as ctx:
-        return plan(analysis, req, db, _count(analysis, req, ctx))
+        return plan(analysis, req, db, lambda: _count(analysis, ctx))
 
 
-def _count(analysis: Analysis, req: Requirement, ctx: RunContext) -> int | None:
-    """Rows the query selects, for ``auto`` (None in a static explain, where nothing is sent)."""
-    if req.method != "auto":
-        return None
+def _count(analysis: Analysis, ctx: RunContext) -> int | None:
+    """Rows the query selects (None in a static explain, where nothing is sent)."""
     found = ctx.scalar(count_statement(analysis))
     return int(found) if found is not None else None
 

@@ -23,7 +23,7 @@ COLUMN_SHARE = 0.5
 class Classification:
     complex: bool
     column_oriented: bool
-    #: rows the WHERE clause selects; None in a static explain (nothing is sent)
+    #: rows the WHERE clause selects; None when no rule needed them, or in a static explain
     rows: int | None
     why: str
     #: joined with unprotected tables (a join needs whole rows: row methods only)
@@ -33,7 +33,7 @@ class Classification:
         shape = f"{'complex' if self.complex else 'simple'}, {'column' if self.column_oriented else 'row'}-oriented"
         if self.joined:
             shape += ", joined within the database"
-        rows = "rows not counted (static explain)" if self.rows is None else f"{self.rows} row(s) selected"
+        rows = "rows not counted" if self.rows is None else f"{self.rows} row(s) selected"
         return f"{shape} ({self.why}); {rows}"
 
 

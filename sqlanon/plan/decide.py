@@ -4,16 +4,18 @@ Abbildung 23, over the methods that exist and the models the policy asks for:
 1. column-oriented (simple or complex) → slicing, which releases every column's values exactly
    and breaks the links between column groups; it bounds links by 1/l and keeps k per column
    group, so a policy with t, α or recursive (c,l) goes on to the row rules;
-2. row-oriented with few rows (``privacy.few_rows``, default 10,000) → (α,k) local recoding,
-   when neither l nor t is asked ((α,k) builds neither); also with many rows when α is asked:
-   (α,k) is the one method here that meets α by suppressing rows where no generalization can;
-3. otherwise (many rows, or l or t) → SABRE for t; V-MDAV for distinct l over numeric
-   quasi-identifiers with many rows; Mondrian for the rest (it keeps k, α, l and t).
+2. t → SABRE; α without l → (α,k), the one method here that meets α by suppressing rows where
+   no generalization can;
+3. row-oriented with few rows (``privacy.few_rows``, default 10,000) → (α,k) local recoding,
+   when neither l nor t is asked ((α,k) builds neither); distinct l over numeric
+   quasi-identifiers with many rows → V-MDAV; Mondrian for the rest (it keeps k, α and l).
+The rows are counted (a pushed-down COUNT(*)) only when the rule depends on them.
 Joins over several databases (D2Pt) and DP do not exist here; such queries are rejected earlier.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable
 
 from sqlanon.analyze import Analysis
 from sqlanon.anonymize import REGISTRY
@@ -31,14 +33,17 @@ class Plan:
     classification: Classification | None = None
 
 
-def plan(analysis: Analysis, requirement: Requirement, db: Database, rows: int | None = None) -> Plan:
+def plan(analysis: Analysis, requirement: Requirement, db: Database,
+         count: Callable[[], int | None] = lambda: None) -> Plan:
+    """``count`` returns the rows the query selects; it is called only when a rule depends on
+    it (a pushed-down COUNT(*) costs a scan of the selection)."""
     assert analysis.policy is not None
     if requirement.method != "auto":
         if requirement.method not in REGISTRY:
             raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)
         return Plan(requirement.method, f"policy names method {requirement.method}", requirement)
     req = requirement
-    cls = classify(analysis, rows)
+    cls = classify(analysis, None)
 
     def chosen(method: str, rule: str) -> Plan:
         return Plan(method, f"auto: {cls} → {rule}", req, cls)
@@ -49,16 +54,21 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database, rows: int |
     if cls.column_oriented and not unsliceable:
         return chosen("slicing", "slicing (Abb. 23: column-oriented queries)")
     detour = f"; slicing does not build {', '.join(unsliceable)}" if cls.column_oriented else ""
-    few = cls.rows is None or cls.rows <= req.few_rows
-    size = f"{'few' if few else 'many'} rows (few: at most {req.few_rows})"
-    if (few or req.alpha is not None) and req.l is None and req.t is None:
-        why = size if few else f"{size}, but α is asked and only (α,k) suppresses to meet it"
-        return chosen("alpha_k", f"(α,k) local recoding (Abb. 23: {why}{detour})")
     if req.t is not None:
-        return chosen("sabre", f"SABRE (Abb. 23: t-closeness asked, {size}{detour})")
+        return chosen("sabre", f"SABRE (Abb. 23: t-closeness asked{detour})")
+    if req.alpha is not None and req.l is None:
+        return chosen("alpha_k", f"(α,k) local recoding (α is asked, and only (α,k) suppresses rows where no "
+                                 f"generalization meets it{detour})")
     info = db.columns(analysis.policy.table)
     numeric = all(info[q.column].family == "numeric" for q in analysis.policy.quasi_identifiers)
-    if req.l is not None and not few and req.alpha is None and req.l.variant == "distinct" and numeric:
+    diverse = req.l is not None and req.alpha is None and req.l.variant == "distinct" and numeric
+    if req.l is None or diverse:  # the choice depends on the number of rows
+        cls = replace(cls, rows=count())
+    few = cls.rows is None or cls.rows <= req.few_rows
+    size = f"{'few' if few else 'many'} rows (few: at most {req.few_rows})"
+    if few and req.l is None:
+        return chosen("alpha_k", f"(α,k) local recoding (Abb. 23: {size}{detour})")
+    if diverse and not few:
         return chosen("vmdav", f"V-MDAV (Abb. 23: distinct l over numeric quasi-identifiers, {size}{detour})")
     asked = ", ".join(["k"] + [name for name, v in (("α", req.alpha), ("l-diversity", req.l)) if v is not None])
     return chosen("mondrian", f"Mondrian partitioning (its cuts keep {asked}; {size}{detour})")

@@ -27,12 +27,12 @@ PROJECTION = "SELECT age FROM adult WHERE age = 30"
 
 CASES = [
     # query, QIs, privacy, method, words the rule must contain
-    (ABB30, MIXED, ALPHA, "alpha_k", "many rows"),          # Tabelle 10: the seed's own (α,k) runs
-    (ABB40, MIXED, ALPHA, "alpha_k", "few rows"),
+    (ABB30, MIXED, ALPHA, "alpha_k", "α is asked"),          # Tabelle 10: the seed's own (α,k) runs
+    (ABB40, MIXED, ALPHA, "alpha_k", "rows not counted"),
     (ABB41, MIXED, K_ONLY, "alpha_k", "178 row(s)"),
     (ABB30, MIXED, K_ONLY, "mondrian", "many rows"),
     (ABB30, MIXED, T, "sabre", "t-closeness"),
-    (ABB40, MIXED, T, "sabre", "few rows"),
+    (ABB40, MIXED, T, "sabre", "rows not counted"),
     (ABB30, NUMERIC, L, "vmdav", "distinct l over numeric"),
     (ABB30, MIXED, L, "mondrian", "l-diversity"),
     (ABB30, NUMERIC, L_RECURSIVE, "mondrian", "l-diversity"),
@@ -42,7 +42,7 @@ CASES = [
     (GROUPED, MIXED, ALPHA, "alpha_k", "slicing does not build alpha"),
     (GROUPED, MIXED, T, "sabre", "slicing does not build t"),
     # Abbildung 31: a whole-table average selects the rows inside the pushdown
-    ("SELECT * FROM adult WHERE age < (SELECT AVG(age) FROM adult)", MIXED, ALPHA, "alpha_k", "many rows"),
+    ("SELECT * FROM adult WHERE age < (SELECT AVG(age) FROM adult)", MIXED, K_ONLY, "mondrian", "many rows"),
 ]
 
 
