@@ -8,8 +8,9 @@ from pathlib import Path
 
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
-from sqlanon.flow import Result, choose, run
+from sqlanon.flow import Result, check, choose, run
 from sqlanon.plan import Plan
+from sqlanon.verify import Measurement
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
 
@@ -35,6 +36,11 @@ class Session:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired
         (seed 001 §5); None when it reads no protected table. Sends only a COUNT(*)."""
         return choose(self.db, self.policy, sql, k=k, alpha=alpha)
+
+    def check(self, table: str) -> Measurement:
+        """Measure ``table`` as it is stored — a release made by anyone — against the policy's
+        models for it: the classes over its quasi-identifiers and every model's verdict."""
+        return check(self.db, self.policy, table)
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None,
                 analyze: bool = False) -> str:

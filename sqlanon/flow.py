@@ -19,7 +19,8 @@ from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
-from sqlanon.verify import enforce, verify
+from sqlanon.errors import PolicyError
+from sqlanon.verify import Measurement, enforce, measure_table, verify
 
 
 
@@ -80,6 +81,20 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
+
+
+def check(db: Database, policy: Policy, table: str) -> Measurement:
+    """Measure an existing table, anonymized by anyone, against its policy's requirement: classes
+    over the policy's quasi-identifiers as stored, every model's verdict (``sqlanon check``)."""
+    tp = policy.for_table(table)
+    if tp is None:
+        raise PolicyError(f"no policy names table {table!r}")
+    info = db.columns(tp.table)
+    columns = tuple(q.column for q in tp.quasi_identifiers) + tuple(s.column for s in tp.sensitive)
+    frag = Fragment(tp, db.spelling.get(tp.table.lower(), tp.table), tp.table, columns, tp.quasi_identifiers, None,
+                    frozenset(c for c in columns if info[c].family in ("text", "other")))
+    with RunContext(db) as ctx, ctx.in_stage("verify"):
+        return measure_table(frag, tp.requirement, ctx)
 
 
 def choose(db: Database, policy: Policy, sql: str, *, k: int | None = None,

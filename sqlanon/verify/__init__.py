@@ -54,15 +54,36 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     instead of KL (a mean is no label of a hierarchy). ``slices``: the column groups of a sliced
     release (each row's bucket in column ``bucket``), judged by verify/slicing.py instead of by
     classes of whole rows."""
-    be = ctx.backend
     m = Measurement()
-    criteria = for_requirement(req)
+    released_cells, names, values = _classes(frag, released, req, ctx, aggregated)
+    raw = [col(q.column) for q in frag.qis]
+    selection_cells = ctx.create_temp("selection_cells", render(
+        "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
+    m.rows_in = int(ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
+                               .from_(table(selection_cells))) or 0)
+    if not ctx.live:
+        return m
+    judge(frag, released, req, ctx, values, m, aggregated, slices, bucket)
+    m.discernibility += m.rows_suppressed * m.rows_in
+    for i, q in enumerate(frag.qis):
+        if q.column not in aggregated:
+            m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
+    m.information_loss = information_loss(list(aggregated), src, released, ctx)
+    ctx.drop(released_cells, selection_cells)
+    return m
+
+
+def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
+             aggregated: tuple[str, ...]) -> tuple[str, list[str], dict[str, object]]:
+    """The released rows' frequency table (its QI columns named ``names``) and the class
+    statistics every criterion's aggregates read, measured in one GROUP BY."""
+    be = ctx.backend
     aggs: dict[str, exp.Expression] = {
         "classes": exp.Count(this=exp.Star()),
         "rows": exp.Sum(this=exp.column("size")),
         "dm": exp.Sum(this=exp.Mul(this=exp.column("size"), expression=exp.column("size"))),
     }
-    for c in criteria:
+    for c in for_requirement(req):
         aggs.update(c.aggregates())
     qis = _released_qis(frag, aggregated, ctx)
     names = [f"_q{i}" for i in range(len(qis))]
@@ -74,22 +95,22 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
         "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
         sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
         p=protected_flag(req.alpha, sv), released=released))
-    raw = [col(q.column) for q in frag.qis]
-    selection_cells = ctx.create_temp("selection_cells", render(
-        "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
     rows = ctx.query(render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
                             qis=[col(n) for n in names], released_cells=released_cells))
-    m.rows_in = int(ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
-                               .from_(table(selection_cells))) or 0)
-    if not ctx.live:
-        return m
-    values = dict(zip(aggs, rows[0])) if rows else {}
+    return released_cells, names, dict(zip(aggs, rows[0])) if rows else {}
+
+
+def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, values: dict[str, object],
+          m: Measurement, aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
+          bucket: str | None = None) -> None:
+    """Every criterion's verdict on the released rows, with the classes and discernibility."""
     m.classes = int(values.get("classes") or 0)
     m.rows_released = int(values.get("rows") or 0)
-    m.discernibility = int(values.get("dm") or 0) + m.rows_suppressed * m.rows_in
+    m.discernibility = int(values.get("dm") or 0)
+    criteria = for_requirement(req)
     if slices and bucket is not None:
         m.verdicts, buckets = slice_verdicts(frag, released, req, slices, bucket, ctx)
-        m.classes, m.discernibility = buckets.get("buckets", 0), buckets.get("dm", 0) + m.rows_suppressed * m.rows_in
+        m.classes, m.discernibility = buckets.get("buckets", 0), buckets.get("dm", 0)
         m.notes.append(f"buckets: {m.classes}, of {buckets.get('smallest', 0)} to {buckets.get('largest', 0)} rows")
     elif m.rows_released:
         tables: dict[str, tuple[str, str]] = {}
@@ -107,11 +128,17 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
         ctx.drop(*[t for pair in tables.values() for t in pair])
     else:
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
-    for i, q in enumerate(frag.qis):
-        if q.column not in aggregated:
-            m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
-    m.information_loss = information_loss(list(aggregated), src, released, ctx)
-    ctx.drop(released_cells, selection_cells)
+
+
+def measure_table(frag: Fragment, req: Requirement, ctx: RunContext) -> Measurement:
+    """An existing table, anonymized by anyone, measured against ``req``: its classes over the
+    fragment's quasi-identifiers and every criterion's verdict (``sqlanon check``)."""
+    m = Measurement()
+    released_cells, _, values = _classes(frag, frag.table, req, ctx, ())
+    if ctx.live:
+        judge(frag, frag.table, req, ctx, values, m)
+        m.rows_in = m.rows_released
+    ctx.drop(released_cells)
     return m
 
 
