@@ -5,6 +5,7 @@ The CLI and the proxy call this module and nothing below it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
@@ -26,10 +27,13 @@ class Session:
     def backend(self) -> str:
         return self.db.backend.name
 
-    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Result:
-        """Run ``sql``; protected tables are anonymized inside the database before the rest runs."""
+    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None,
+                progress: Callable[[str], None] | None = None) -> Result:
+        """Run ``sql``; protected tables are anonymized inside the database before the rest runs.
+        ``progress`` is told the stage and the statements sent so far, before each statement."""
         self.last_temp_tables = []
-        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables)
+        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables,
+                                  progress=progress)
         return result
 
     def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Plan | None:

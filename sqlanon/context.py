@@ -41,6 +41,9 @@ class RunContext:
     created: list[str] = field(default_factory=list)
     stage: str = "init"
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    #: told the stage and the number of statements sent, before each statement (a terminal's
+    #: progress line); None: quiet
+    progress: Callable[[str], None] | None = None
     _conn: Any = None
     _rendered: dict[Hashable, str] = field(default_factory=dict)
 
@@ -115,6 +118,8 @@ class RunContext:
     def _send(self, sql: str) -> Any:
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
+        if self.progress is not None:
+            self.progress(f"{self.stage}: statement {len(self.statements)}")
         if not self.live:
             return None
         cur = self._conn.cursor()

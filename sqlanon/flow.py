@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
@@ -37,12 +37,13 @@ def _requirement(analysis: Analysis, k: int | None, alpha: float | None) -> Requ
 
 
 def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: float | None = None,
-        live: bool = True, created: list[str] | None = None) -> tuple[Result, RunContext, Plan | None]:
+        live: bool = True, created: list[str] | None = None,
+        progress: Callable[[str], None] | None = None) -> tuple[Result, RunContext, Plan | None]:
     t0 = time.perf_counter()
     parsed = parse(sql, db.backend.dialect)
     analysis = analyze(parsed, db, policy)
     front = time.perf_counter() - t0
-    with RunContext(db, live=live, created=[] if created is None else created) as ctx:
+    with RunContext(db, live=live, created=[] if created is None else created, progress=progress) as ctx:
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):

@@ -6,6 +6,7 @@ import io
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import click
@@ -56,11 +57,15 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @click.option("--no-report", is_flag=True, help="print only the rows")
 def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
+    progress = _progress() if sys.stderr.isatty() else None
     try:
         with api.connect(url, policy) as s:
-            res = s.execute(sql, k=k, alpha=alpha)
+            res = s.execute(sql, k=k, alpha=alpha, progress=progress)
     except SqlanonError as e:
         _fail(e)
+    finally:
+        if progress is not None:
+            click.echo("\r\033[K", err=True, nl=False)  # clear the progress line
     if fmt == "json":
         click.echo(json.dumps({"columns": res.columns, "rows": [list(r) for r in res.rows],
                                "report": res.report.to_dict()}, default=str, indent=2))
@@ -87,6 +92,19 @@ def explain(sql: str, url: str, policy: str, k: int | None, alpha: float | None,
             click.echo(s.explain(sql, k=k, alpha=alpha, analyze=analyze))
     except SqlanonError as e:
         _fail(e)
+
+
+def _progress():  # noqa: ANN202 - a closure
+    """A progress line on the terminal (stage, statements sent), at most ten updates a second;
+    scripts, whose stderr is no terminal, see none of it."""
+    last = [0.0]
+
+    def show(message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.1:
+            last[0] = now
+            click.echo(f"\r\033[K{message}", err=True, nl=False)
+    return show
 
 
 def _names(text: str) -> list[str]:

@@ -93,3 +93,16 @@ def test_groups_of_fewer_than_k_released_rows_are_withheld(db_url):
         having = dict(db.execute("SELECT d, COUNT(*) FROM g GROUP BY d HAVING COUNT(*) < 10").rows)
     assert grouped == {"flu": 12, "cold": 7}  # the one 'hiv' row is released, but not as a group
     assert having == {"cold": 7}
+
+
+def test_progress_is_told_every_stage(db_url):
+    load_table(db_url, "g", [("age", "int"), ("d", "text")], [(20 + i % 10, "flu" if i % 3 else "cold") for i in range(30)])
+    policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10]}},
+                               "sensitive": {"d": {}}, "privacy": {"k": 3}}}}
+    seen: list[str] = []
+    with sqlanon.connect(db_url, policy=policy) as db:
+        res = db.execute("SELECT age, d FROM g", progress=seen.append)
+    stages = [m.split(":")[0] for m in seen]
+    assert stages[0] == "plan" and stages[-1] == "finish"
+    assert {"pushdown", "anonymize", "verify"} <= set(stages)
+    assert len(seen) == res.report.statements
