@@ -11,9 +11,9 @@ from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
 from sqlanon.flow import Result, check, choose, run
 from sqlanon.plan import Plan
-from sqlanon.verify import Measurement
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
+from sqlanon.verify import Measurement
 
 
 class Session:

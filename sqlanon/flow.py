@@ -1,4 +1,5 @@
-"""The flow of one query: parse → analyze → plan → pushdown → anonymize → verify → finish.
+"""The flow of one query: parse → analyze → plan → pushdown → anonymize → verify → finish;
+and ``check``, which only measures a stored table.
 
 Each stage is a function of its own module; this module only calls them in order inside one
 run context, so that every temp table is dropped whatever happens. ``live=False`` runs the same
@@ -14,14 +15,13 @@ from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
+from sqlanon.errors import PolicyError
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
-from sqlanon.errors import PolicyError
 from sqlanon.verify import Measurement, enforce, measure_table, verify
-
 
 
 @dataclass
