@@ -1,4 +1,4 @@
-"""The library surface: ``connect(url, policy)`` → ``Session.execute`` / ``Session.explain``.
+"""The library surface: ``connect(url, policy)`` → ``Session.execute`` / ``plan`` / ``explain`` / ``check``.
 
 The CLI and the proxy call this module and nothing below it.
 """
