@@ -9,7 +9,8 @@ from typing import Callable
 
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError
-from sqlanon.flow import Result, check, choose, run
+from sqlanon.finish.report import Report
+from sqlanon.flow import Result, Target, check, choose, materialize, run
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
@@ -40,6 +41,15 @@ class Session:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired
         (seed 001 §5); None when it reads no protected table. Sends only a COUNT(*)."""
         return choose(self.db, self.policy, sql, k=k, alpha=alpha)
+
+    def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
+                    k: int | None = None, alpha: float | None = None,
+                    progress: Callable[[str], None] | None = None) -> Report:
+        """Anonymize ``table`` (the rows ``where`` selects) once, inside the database, into the new
+        table ``into`` — rows in random order — and a view ``view`` over it; grants are the
+        administrator's. Refuses to replace an existing table or view."""
+        return materialize(self.db, self.policy, table, Target(into, view), where=where, k=k, alpha=alpha,
+                           progress=progress)
 
     def check(self, table: str) -> Measurement:
         """Measure ``table`` as it is stored — a release made by anyone — against the policy's

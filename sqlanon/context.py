@@ -160,6 +160,11 @@ class RunContext:
         if cur is not None:
             cur.close()
 
+    def commit(self) -> None:
+        """Make what the run created outside its temp tables permanent (a materialized release)."""
+        if self._conn is not None:
+            self._conn.commit()
+
     def drop(self, *names: str) -> None:
         """Drop pipeline tables as soon as the next stage no longer needs them."""
         for name in names:

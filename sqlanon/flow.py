@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
 from typing import Any, Callable
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
-from sqlanon.errors import PolicyError
+from sqlanon.errors import PolicyError, QueryRejected
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
+from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
 
 
@@ -36,9 +41,17 @@ def _requirement(analysis: Analysis, k: int | None, alpha: float | None) -> Requ
     return analysis.policy.requirement.tightened(k=k, alpha=alpha)
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where ``materialize`` stores a release: a new table, and optionally a view over it."""
+
+    table: str
+    view: str | None = None
+
+
 def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: float | None = None,
-        live: bool = True, created: list[str] | None = None,
-        progress: Callable[[str], None] | None = None) -> tuple[Result, RunContext, Plan | None]:
+        live: bool = True, created: list[str] | None = None, progress: Callable[[str], None] | None = None,
+        into: Target | None = None) -> tuple[Result, RunContext, Plan | None]:
     t0 = time.perf_counter()
     parsed = parse(sql, db.backend.dialect)
     analysis = analyze(parsed, db, policy)
@@ -67,8 +80,12 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             if live:
                 enforce(measured, req)
         with ctx.in_stage("finish"):
-            cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
-            columns, rows = _fetch(cur)
+            if into is None:
+                cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
+                columns, rows = _fetch(cur)
+            else:
+                _store(into, frag, release.table, ctx)
+                columns, rows = [], []
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,
             requirement=_describe(req), rows_in=measured.rows_in, rows_released=measured.rows_released,
@@ -82,6 +99,39 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
+
+
+def materialize(db: Database, policy: Policy, table: str, into: Target, *, where: str | None = None,
+                k: int | None = None, alpha: float | None = None,
+                progress: Callable[[str], None] | None = None) -> Report:
+    """Anonymize a protected table (or the rows ``where`` selects) once, inside the database, into
+    a new table in random order, and a view over it when asked. Never replaces a table."""
+    if policy.for_table(table) is None:
+        raise PolicyError(f"no policy names table {table!r}: only a protected table is materialized")
+    db.refresh_schema()
+    for name in filter(None, (into.table, into.view)):
+        if name.lower() in db.tables or name.lower() in db.views:
+            raise QueryRejected("existing table", f"{name} exists; sqlanon never replaces a table or view")
+    query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(db.spelling.get(table.lower(), table),
+                                                                          quoted=True)))
+    if where is not None:
+        try:
+            query = query.where(sqlglot.condition(where, dialect=db.backend.dialect))
+        except sqlglot.errors.ParseError as e:
+            raise QueryRejected("unparsable SQL", f"--where: {e}") from None
+    result, _, _ = run(db, policy, db.backend.render(query), k=k, alpha=alpha, progress=progress, into=into)
+    db.refresh_schema()
+    return result.report
+
+
+def _store(into: Target, frag: Fragment, released: str, ctx: RunContext) -> None:
+    """The release as a table of its own, rows inserted in random order (no order that follows
+    the source: unsorted matching, seed 002), and the view over it."""
+    rows = exp.select(*[col(c) for c in frag.columns]).from_(table(released)).order_by(exp.Rand())
+    ctx.run(exp.Create(this=table(into.table), kind="TABLE", expression=rows))
+    if into.view is not None:
+        ctx.run(exp.Create(this=table(into.view), kind="VIEW", expression=exp.select(exp.Star()).from_(table(into.table))))
+    ctx.commit()
 
 
 def check(db: Database, policy: Policy, table: str) -> Measurement:

@@ -30,6 +30,8 @@ class Database:
     tables: dict[str, list[Column]] = field(default_factory=dict)
     #: lower-cased table name → the name as the database spells it
     spelling: dict[str, str] = field(default_factory=dict)
+    #: lower-cased view names (never read by sqlanon; a name a new view must not take)
+    views: set[str] = field(default_factory=set)
 
     def columns(self, table: str) -> dict[str, Column]:
         return {c.name: c for c in self.tables.get(table.lower(), [])}
@@ -50,6 +52,7 @@ class Database:
             tables[name.lower()] = cols
             self.spelling[name.lower()] = name
         self.tables = tables
+        self.views = {v.lower() for v in insp.get_view_names()}
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -107,6 +107,31 @@ def _progress():  # noqa: ANN202 - a closure
     return show
 
 
+@main.command("materialize")
+@click.argument("table")
+@db_option
+@policy_option
+@click.option("--into", required=True, help="the new table that holds the release")
+@click.option("--view", default=None, help="also create this view over it (grants are yours to give)")
+@click.option("--where", default=None, help="anonymize only the rows this condition selects")
+@k_option
+@alpha_option
+def materialize_cmd(table: str, url: str, policy: str, into: str, view: str | None, where: str | None,
+                    k: int | None, alpha: float | None) -> None:
+    """Anonymize a protected table once, inside the database, into a new table."""
+    progress = _progress() if sys.stderr.isatty() else None
+    try:
+        with api.connect(url, policy) as s:
+            report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, progress=progress)
+    except SqlanonError as e:
+        _fail(e)
+    finally:
+        if progress is not None:
+            click.echo("\r\033[K", err=True, nl=False)
+    click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
+    click.echo(str(report))
+
+
 def _names(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 

@@ -1,0 +1,62 @@
+"""`materialize`: a protected table anonymized once, inside the database, into a new table (and
+a view), checked here on the stored rows; an existing table is never replaced."""
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+import sqlanon
+from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
+from tests.cli.test_cli import sqlanon as run
+from tests.helpers import assert_alpha_k, load_table
+
+
+def stored(db_url: str, name: str) -> tuple[list[str], list[tuple]]:
+    engine = sa.create_engine(db_url)
+    with engine.connect() as c:
+        res = c.execute(sa.text(f"SELECT * FROM {name}"))
+        out = list(res.keys()), [tuple(r) for r in res]
+    engine.dispose()
+    return out
+
+
+def test_a_release_is_stored_with_its_view_and_holds_the_models(db_url):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as db:
+        report = db.materialize("patients", "patients_anon", view="patients_view")
+    columns, rows = stored(db_url, "patients_anon")
+    assert columns == ["age", "sex", "zip", "disease", "nationality"]  # no identifier
+    assert len(rows) == report.rows_released and report.rows_in == len(PATIENTS)
+    assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5)
+    assert sorted(stored(db_url, "patients_view")[1], key=str) == sorted(rows, key=str)
+
+
+def test_where_selects_and_existing_names_are_refused(db_url):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as db:
+        report = db.materialize("patients", "older", where="age >= 60")
+        assert report.rows_in == sum(1 for p in PATIENTS if p[1] >= 60)
+        before = stored(db_url, "older")
+        with pytest.raises(sqlanon.QueryRejected, match="existing table"):
+            db.materialize("patients", "older")
+        with pytest.raises(sqlanon.QueryRejected, match="existing table"):
+            db.materialize("patients", "other", view="older")
+        with pytest.raises(sqlanon.PolicyError, match="only a protected table"):
+            db.materialize("older", "again")
+        with pytest.raises(sqlanon.QueryRejected, match="identifier column"):
+            db.materialize("patients", "named", where="name = 'Hans Spargel'")
+    assert stored(db_url, "older") == before
+    assert "other" not in sa.inspect(sa.create_engine(db_url)).get_table_names()
+
+
+def test_the_cli_materializes(db_url, tmp_path):
+    import yaml
+
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    policy = tmp_path / "policy.yml"
+    policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
+    out = run("materialize", "patients", "--into", "released", "--db", db_url, "--policy", str(policy), "--k", "3")
+    assert out.returncode == 0, out.stderr
+    assert "released:" in out.stdout and "k-anonymity" in out.stdout
+    _, rows = stored(db_url, "released")
+    assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=3, alpha=0.5)
