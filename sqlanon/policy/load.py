@@ -16,7 +16,7 @@ from sqlanon.policy.model import (
 )
 
 TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
-PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows"}
+PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
 
@@ -164,8 +164,11 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
     few = spec.get("few_rows", 10_000)
     if not isinstance(few, int) or isinstance(few, bool) or few < 1:
         raise PolicyError(f"privacy.few_rows must be a positive integer, got {few!r}", table=table)
+    min_rows = spec.get("min_rows", 0)
+    if not isinstance(min_rows, int) or isinstance(min_rows, bool) or min_rows < 0:
+        raise PolicyError(f"privacy.min_rows must be a non-negative integer, got {min_rows!r}", table=table)
     return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
-                       few_rows=few)
+                       few_rows=few, min_rows=min_rows)
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:

@@ -89,6 +89,9 @@ class Requirement:
     slicing: Slicing = field(default_factory=Slicing)
     #: the decision algorithm's bound on "few rows" (seed 001 Abbildung 23)
     few_rows: int = 10_000
+    #: a query must select at least this many rows (differencing by narrow WHERE clauses,
+    #: seed 002); an empty selection is refused too, lest refusal and emptiness tell apart
+    min_rows: int = 0
 
     def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter."""

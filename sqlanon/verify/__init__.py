@@ -166,7 +166,11 @@ def _distribution_tables(attribute: str, index: int, frag: Fragment, released: s
 
 
 def enforce(m: Measurement, req: Requirement) -> None:
-    """Refuse the release when a criterion fails or suppression exceeds the policy's limit."""
+    """Refuse the release when the selection is narrower than the policy allows, a criterion
+    fails, or suppression exceeds the policy's limit."""
+    if req.min_rows and m.rows_in < req.min_rows:
+        raise ReleaseRefused(f"the query selects fewer than the policy's min_rows={req.min_rows} rows (a narrow "
+                             "selection invites differencing between queries); nothing was released")
     failed = [v for v in m.verdicts if not v.ok]
     if failed:
         raise ReleaseRefused("release failed its own verification: " + "; ".join(f"{v.criterion}: {v.measured}" for v in failed))

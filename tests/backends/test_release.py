@@ -106,3 +106,18 @@ def test_progress_is_told_every_stage(db_url):
     assert stages[0] == "plan" and stages[-1] == "finish"
     assert {"pushdown", "anonymize", "verify"} <= set(stages)
     assert len(seen) == res.report.statements
+
+
+def test_a_narrow_selection_is_refused_without_saying_how_narrow(db_url):
+    load_table(db_url, "g", [("age", "int"), ("d", "text")], [(20 + i % 40, "flu" if i % 3 else "cold") for i in range(80)])
+    policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10, 40]}},
+                               "sensitive": {"d": {}}, "privacy": {"k": 2, "min_rows": 20}}}}
+    with sqlanon.connect(db_url, policy=policy) as db:
+        assert len(db.execute("SELECT age, d FROM g WHERE age < 40").rows) == 40
+        messages = set()
+        for where in ("age = 25", "age > 100"):  # two rows, and none: refused alike
+            try:
+                db.execute(f"SELECT age, d FROM g WHERE {where}")
+            except sqlanon.ReleaseRefused as e:
+                messages.add(str(e))
+        assert len(messages) == 1 and "min_rows=20" in messages.pop()
