@@ -115,3 +115,13 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"shared data not found at {SHARED}", pytrace=False)
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def adult_url(backend: str, servers: ServerPool, shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """UCI Adult ('?' as NULL) in a database of its own, loaded once per test module."""
+    from tests.helpers import ADULT_COLUMNS, load_table, read_adult
+
+    with fresh_database(backend, servers, tmp_path_factory.mktemp("adult")) as url:
+        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
+        yield url

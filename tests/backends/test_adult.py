@@ -11,8 +11,7 @@ from collections import Counter
 import pytest
 
 import sqlanon
-from tests.conftest import fresh_database
-from tests.helpers import ADULT_COLUMNS, assert_alpha_k, load_table, read_adult
+from tests.helpers import ADULT_COLUMNS, assert_alpha_k, read_adult
 
 pytestmark = pytest.mark.slow
 
@@ -45,12 +44,6 @@ def policy(shared, protect):
         "privacy": {"k": 2, "alpha": {"value": 0.5, "protect": protect}, "max_suppression": 1.0},
     }}}
 
-
-@pytest.fixture(scope="module")
-def adult_url(backend, servers, shared, tmp_path_factory):
-    with fresh_database(backend, servers, tmp_path_factory.mktemp("adult")) as url:
-        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
-        yield url
 
 
 @pytest.mark.parametrize("protect", ["all", [">50K"]], ids=["protect-all", "protect->50K"])

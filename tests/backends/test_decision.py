@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 import sqlanon
-from tests.conftest import fresh_database
-from tests.helpers import ADULT_COLUMNS, load_table, read_adult
 
 NUMERIC = {"age": {"type": "interval", "levels": [5, 10, 20]},
            "education_num": {"type": "interval", "levels": [4, 8]},
@@ -50,12 +48,6 @@ def policy(qis: dict, privacy: dict) -> dict:
     return {"tables": {"adult": {"quasi_identifiers": qis, "sensitive": {"income": {}, "occupation": {}},
                                  "insensitive": ["workclass", "relationship"], "privacy": privacy}}}
 
-
-@pytest.fixture(scope="module")
-def adult_url(backend, servers, shared, tmp_path_factory):
-    with fresh_database(backend, servers, tmp_path_factory.mktemp("adult_d")) as url:
-        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
-        yield url
 
 
 @pytest.mark.parametrize("sql,qis,privacy,method,words", CASES)

@@ -9,8 +9,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import sqlanon
-from tests.conftest import fresh_database
-from tests.helpers import ADULT_COLUMNS, load_table, read_adult
+from tests.helpers import load_table, read_adult
 
 EIGHT = [(age, s) for age, s in zip(range(8), "aabbaabb")]
 
@@ -66,12 +65,6 @@ def test_one_sensitive_attribute_per_release(db_url):
         with pytest.raises(sqlanon.PolicyError, match="one sensitive attribute"):
             db.execute("SELECT age FROM m2")
 
-
-@pytest.fixture(scope="module")
-def adult_url(backend, servers, shared, tmp_path_factory):
-    with fresh_database(backend, servers, tmp_path_factory.mktemp("adult_m")) as url:
-        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
-        yield url
 
 
 @pytest.mark.slow

@@ -15,8 +15,7 @@ from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
 from tests.backends.test_diversity_closeness import ordered_emd
 from tests.backends.test_properties import load_people, row
-from tests.conftest import fresh_database
-from tests.helpers import ADULT_COLUMNS, load_table, read_adult
+from tests.helpers import load_table, read_adult
 
 ADULT_QIS = ["age", "education", "marital_status", "race", "sex", "native_country"]
 
@@ -32,12 +31,6 @@ def equal_emd(counts: Counter, whole: Counter) -> float:
     size, n = sum(counts.values()), sum(whole.values())
     return 0.5 * sum(abs(counts[v] / size - whole[v] / n) for v in whole)
 
-
-@pytest.fixture(scope="module")
-def adult_url(backend, servers, shared, tmp_path_factory):
-    with fresh_database(backend, servers, tmp_path_factory.mktemp("adult_s")) as url:
-        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
-        yield url
 
 
 @pytest.mark.slow
