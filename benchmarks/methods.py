@@ -226,6 +226,28 @@ def _rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
+def backend_url(backend: str, sqlite_file: Path, stops: list) -> str:
+    """The server to measure on: the URL the tests use, else a local server started here (its
+    stop function is appended to ``stops``)."""
+    if backend == "sqlite":
+        return f"sqlite:///{sqlite_file}"
+    url = os.environ.get(f"SQLANON_TEST_{backend.upper()}_URL")
+    if not url:
+        server = local.start_postgres() if backend == "postgresql" else local.start_mariadb()
+        stops.append(server.stop)
+        url = server.url
+    return url
+
+
+def finish(results: list, stops: list, path: str | None) -> None:
+    """Stop the servers started here; print the results, and write them to ``path``."""
+    for stop in stops:
+        stop()
+    print(json.dumps(results, indent=2))
+    if path:
+        Path(path).write_text(json.dumps(results, indent=2))
+
+
 def child(kind: str, *args: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", kind, *args], capture_output=True, text=True)
     if out.returncode != 0:
@@ -261,14 +283,7 @@ def main() -> None:
     results = []
     stops = []
     for backend in a.backends.split(","):
-        if backend == "sqlite":
-            url = f"sqlite:///{tmp / 'bench.db'}"
-        else:
-            url = os.environ.get(f"SQLANON_TEST_{backend.upper()}_URL")
-            if not url:
-                server = local.start_postgres() if backend == "postgresql" else local.start_mariadb()
-                stops.append(server.stop)
-                url = server.url
+        url = backend_url(backend, tmp / "bench.db", stops)
         t0 = time.perf_counter()
         prepare(url)
         print(f"[{backend}] data ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -296,11 +311,7 @@ def main() -> None:
             row["planning"] = measure_planning(url, table, hdir)
             print(json.dumps(row), file=sys.stderr)
             results.append(row)
-    for stop in stops:
-        stop()
-    print(json.dumps(results, indent=2))
-    if a.json:
-        Path(a.json).write_text(json.dumps(results, indent=2))
+    finish(results, stops, a.json)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 import sqlanon  # noqa: E402
 from tests.backends.test_microaggregation import casc_policy, mdav_plus, read_casc, sse_sst  # noqa: E402
 from tests.helpers import load_table  # noqa: E402
-from tests.servers import local  # noqa: E402
+from benchmarks.methods import backend_url, fetch_rows, finish  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 KS = (3, 5, 10)
@@ -79,19 +78,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sqlanon-bench-"))
     results, stops = [], []
     for backend in a.backends.split(","):
-        if backend == "sqlite":
-            url = f"sqlite:///{tmp / 'casc.db'}"
-        else:
-            url = os.environ.get(f"SQLANON_TEST_{backend.upper()}_URL")
-            if not url:
-                server = local.start_postgres() if backend == "postgresql" else local.start_mariadb()
-                stops.append(server.stop)
-                url = server.url
+        url = backend_url(backend, tmp / "casc.db", stops)
         for name in ("census", "tarragona"):
             columns, data = read_casc(SHARED, name)
             engine = sa.create_engine(url)
-            with engine.begin() as c:
-                c.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
+            sa.Table(name, sa.MetaData()).drop(engine, checkfirst=True)
             engine.dispose()
             load_table(url, name, [(c, "float") for c in columns], data.tolist())
             sql = f"SELECT {', '.join(columns)} FROM {name}"
@@ -102,10 +93,8 @@ def main() -> None:
                 seconds = time.perf_counter() - t0
                 # the client-side alternative: fetch, then MDAV+ in numpy
                 t0 = time.perf_counter()
-                engine = sa.create_engine(url)
-                with engine.connect() as c:
-                    fetched = np.array(c.execute(sa.text(sql)).fetchall(), dtype=float)
-                engine.dispose()
+                rows, _ = fetch_rows(url, name, columns)
+                fetched = np.array(rows, dtype=float)
                 oracle = sse_sst(fetched, mdav_plus(fetched, k))
                 client = time.perf_counter() - t0
                 row = {"backend": backend, "data": name, "k": k, "seconds": round(seconds, 3),
@@ -116,11 +105,7 @@ def main() -> None:
                        "il_cited": CITED[name][i]}
                 print(json.dumps(row), file=sys.stderr)
                 results.append(row)
-    for stop in stops:
-        stop()
-    print(json.dumps(results, indent=2))
-    if a.json:
-        Path(a.json).write_text(json.dumps(results, indent=2))
+    finish(results, stops, a.json)
 
 
 if __name__ == "__main__":
