@@ -7,7 +7,9 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
 import click
 
@@ -57,15 +59,11 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @click.option("--no-report", is_flag=True, help="print only the rows")
 def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
-    progress = _progress() if sys.stderr.isatty() else None
     try:
-        with api.connect(url, policy) as s:
+        with _progress() as progress, api.connect(url, policy) as s:
             res = s.execute(sql, k=k, alpha=alpha, progress=progress)
     except SqlanonError as e:
         _fail(e)
-    finally:
-        if progress is not None:
-            click.echo("\r\033[K", err=True, nl=False)  # clear the progress line
     if fmt == "json":
         click.echo(json.dumps({"columns": res.columns, "rows": [list(r) for r in res.rows],
                                "report": res.report.to_dict()}, default=str, indent=2))
@@ -94,9 +92,13 @@ def explain(sql: str, url: str, policy: str, k: int | None, alpha: float | None,
         _fail(e)
 
 
-def _progress():  # noqa: ANN202 - a closure
-    """A progress line on the terminal (stage, statements sent), at most ten updates a second;
-    scripts, whose stderr is no terminal, see none of it."""
+@contextmanager
+def _progress() -> Iterator[Callable[[str], None] | None]:
+    """A progress line on a terminal (stage, statements sent), at most ten updates a second,
+    cleared at the end; None where stderr is no terminal (scripts see nothing)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
     last = [0.0]
 
     def show(message: str) -> None:
@@ -104,7 +106,10 @@ def _progress():  # noqa: ANN202 - a closure
         if now - last[0] >= 0.1:
             last[0] = now
             click.echo(f"\r\033[K{message}", err=True, nl=False)
-    return show
+    try:
+        yield show
+    finally:
+        click.echo("\r\033[K", err=True, nl=False)
 
 
 @main.command("materialize")
@@ -119,15 +124,11 @@ def _progress():  # noqa: ANN202 - a closure
 def materialize_cmd(table: str, url: str, policy: str, into: str, view: str | None, where: str | None,
                     k: int | None, alpha: float | None) -> None:
     """Anonymize a protected table once, inside the database, into a new table."""
-    progress = _progress() if sys.stderr.isatty() else None
     try:
-        with api.connect(url, policy) as s:
+        with _progress() as progress, api.connect(url, policy) as s:
             report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, progress=progress)
     except SqlanonError as e:
         _fail(e)
-    finally:
-        if progress is not None:
-            click.echo("\r\033[K", err=True, nl=False)
     click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
     click.echo(str(report))
 
