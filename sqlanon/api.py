@@ -4,13 +4,15 @@ The CLI and the proxy call this module and nothing below it.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
-from sqlanon.errors import PolicyError
+from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.flow import Result, Target, check, choose, materialize, run
+from sqlanon.flow import Admission, Result, Target, admit, check, choose, materialize, run
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
@@ -18,9 +20,14 @@ from sqlanon.verify import Measurement
 
 
 class Session:
-    def __init__(self, db: Database, policy: Policy):
+    def __init__(self, db: Database, policy: Policy, *, client: str = "library", front_end: str = "library",
+                 audit: Audit | None = None):
         self.db = db
         self.policy = policy
+        #: who sends the statements (the proxy's client name), for the audit trail
+        self.client = client
+        self.front_end = front_end
+        self.audit = Audit() if audit is None else audit
         #: temp tables the last ``execute`` created (all dropped when it returned or raised)
         self.last_temp_tables: list[str] = []
 
@@ -33,9 +40,48 @@ class Session:
         """Run ``sql``; protected tables are anonymized inside the database before the rest runs.
         ``progress`` is told the stage and the statements sent so far, before each statement."""
         self.last_temp_tables = []
-        result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables,
-                                  progress=progress)
+        t0 = time.perf_counter()
+        try:
+            result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables,
+                                      progress=progress)
+        except SqlanonError as e:
+            self._record(sql, e, time.perf_counter() - t0)
+            raise
+        r = result.report
+        self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
+                    method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
+                    rows=len(result.rows))
         return result
+
+    def record(self, sql: str, decision: str, **fields: Any) -> None:
+        """One audit event for ``sql`` under this session's client (front-ends that relay
+        pass-through statements themselves report them here)."""
+        self.audit.record(AuditEvent(self.client, self.front_end, sql, decision, **fields))
+
+    def _record(self, sql: str, e: SqlanonError, seconds: float) -> None:
+        if isinstance(e, QueryRejected):
+            self.record(sql, "rejected", construct=e.construct, message=e.message, seconds=seconds)
+        elif isinstance(e, ReleaseRefused):
+            self.record(sql, "refused", message=e.message, seconds=seconds)
+        else:
+            self.record(sql, "error", message=e.message, seconds=seconds)
+
+    def as_client(self, client: str, front_end: str, policy: Policy | None = None) -> "Session":
+        """A session over the same database and audit sinks for another caller (one client of
+        the proxy), under its own identity and, when given, its own policy. Closing it would
+        close the shared database: front-ends close only the session they connected."""
+        return Session(self.db, self.policy if policy is None else policy, client=client, front_end=front_end,
+                       audit=self.audit)
+
+    def admit(self, sql: str) -> Admission:
+        """Whether ``sql`` passes through unchanged (and the text to send) or reads a protected
+        table (run it with ``execute``); raises QueryRejected where ``execute`` would. Runs
+        nothing: a front-end that relays pass-through statements itself (the proxy) asks here."""
+        try:
+            return admit(self.db, self.policy, sql)
+        except QueryRejected as e:
+            self._record(sql, e, 0.0)
+            raise
 
     def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Plan | None:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired

@@ -60,7 +60,9 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):
-                cur = ctx.execute(analysis.tree)
+                # the statement as parsed, not as qualified: qualification names unaliased
+                # columns _col_0, … where the database would name them itself
+                cur = ctx.execute(parsed.tree)
                 columns, rows = _fetch(cur)
             report = Report(table=None, method="none", rule="no protected table",
                             statements=len(ctx.statements), seconds=dict(ctx.timings))
@@ -99,6 +101,27 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             notes=release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What a front-end may do with one statement, decided without running it."""
+
+    #: the statement as the database should receive it, when it reads no protected table
+    #: (rendered from the parse tree: what the parser saw is what runs); None otherwise
+    passthrough: str | None
+    #: the protected table it reads (run it with ``execute``), or None
+    table: str | None
+
+
+def admit(db: Database, policy: Policy, sql: str) -> Admission:
+    """Parse and analyze ``sql`` as ``run`` would, and say whether it passes through; raises
+    QueryRejected exactly where ``run`` would."""
+    parsed = parse(sql, db.backend.dialect)
+    analysis = analyze(parsed, db, policy)
+    if analysis.policy is None:
+        return Admission(db.backend.render(parsed.tree), None)
+    return Admission(None, analysis.policy.table)
 
 
 def materialize(db: Database, policy: Policy, table: str, into: Target, *, where: str | None = None,

@@ -1,0 +1,58 @@
+"""The audit trail: every statement a front-end receives, who sent it and what became of it.
+
+Events go to sinks: structured log lines (logger ``sqlanon.audit``, one JSON object per line)
+always, and the catalog's audit table where a catalog exists. A sink that fails never hides the
+answer from the caller, but it is logged.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+LOG = logging.getLogger("sqlanon.audit")
+
+#: what became of a statement
+DECISIONS = ("passed", "anonymized", "rejected", "refused", "error")
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    #: who sent it: the proxy's client name, or the front-end's caller ("library", "cli")
+    client: str
+    #: library, cli, proxy-postgresql, proxy-mysql
+    front_end: str
+    sql: str
+    decision: str
+    table: str | None = None
+    method: str | None = None
+    #: for a rejection: the construct the rewriter named
+    construct: str | None = None
+    message: str | None = None
+    seconds: float | None = None
+    rows: int | None = None
+    at: float = field(default_factory=time.time)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=str, sort_keys=True)
+
+
+Sink = Callable[[AuditEvent], None]
+
+
+def log_sink(event: AuditEvent) -> None:
+    LOG.info(event.to_json())
+
+
+class Audit:
+    def __init__(self, sinks: list[Sink] | None = None):
+        self.sinks: list[Sink] = [log_sink] if sinks is None else list(sinks)
+
+    def record(self, event: AuditEvent) -> None:
+        for sink in self.sinks:
+            try:
+                sink(event)
+            except Exception:  # noqa: BLE001 - the answer must not depend on the audit sink
+                LOG.exception("audit sink %r failed", sink)
