@@ -1,0 +1,149 @@
+"""The library's answers as MySQL result sets, in the text or the binary row format.
+
+Column types come from the values: integers, floating point, decimals, dates, times and text
+get the type a MySQL server would give them; generalized columns ('[30,40)', '185**') are text.
+A column whose values mix kinds is sent as text.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import struct
+from decimal import Decimal
+from typing import Any, Iterable, Iterator, Sequence
+
+from sqlanon.proxy.mysql import codec
+
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "int"
+    if isinstance(v, int):
+        return "int" if INT64[0] <= v <= INT64[1] else "decimal"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, Decimal):
+        return "decimal"
+    if isinstance(v, dt.datetime):
+        return "datetime"
+    if isinstance(v, dt.date):
+        return "date"
+    if isinstance(v, dt.timedelta):
+        return "time"
+    if isinstance(v, (bytes, bytearray)):
+        return "bytes"
+    return "text"
+
+
+def columns(names: Sequence[str], rows: Sequence[Sequence[Any]], charset: int) -> list[codec.Column]:
+    out = []
+    for i, name in enumerate(names):
+        kinds = {_kind(r[i]) for r in rows if r[i] is not None}
+        kind = kinds.pop() if len(kinds) == 1 else "text"
+        if kind == "int":
+            out.append(codec.Column(name, codec.LONGLONG, codec.BINARY_CHARSET, 20, codec.BINARY_FLAG))
+        elif kind == "float":
+            out.append(codec.Column(name, codec.DOUBLE, codec.BINARY_CHARSET, 22, codec.BINARY_FLAG, 31))
+        elif kind == "decimal":
+            scale = max((-r[i].as_tuple().exponent for r in rows if isinstance(r[i], Decimal)), default=0)
+            out.append(codec.Column(name, codec.NEWDECIMAL, codec.BINARY_CHARSET, 65, codec.BINARY_FLAG,
+                                    max(0, min(int(scale), 30))))
+        elif kind in ("datetime", "date", "time"):
+            t = {"datetime": codec.DATETIME, "date": codec.DATE, "time": codec.TIME}[kind]
+            out.append(codec.Column(name, t, codec.BINARY_CHARSET, 26, codec.BINARY_FLAG, 6 if kind != "date" else 0))
+        elif kind == "bytes":
+            out.append(codec.Column(name, codec.BLOB, codec.BINARY_CHARSET, 1 << 24, codec.BINARY_FLAG))
+        else:
+            width = max((len(str(r[i])) for r in rows if r[i] is not None), default=1)
+            out.append(codec.Column(name, codec.VAR_STRING, charset, max(width, 1) * 4))
+    return out
+
+
+def _text(v: Any, col: codec.Column, encoding: str) -> bytes:
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)
+    if isinstance(v, bool):
+        return b"1" if v else b"0"
+    if isinstance(v, float):
+        return repr(v).encode()
+    if isinstance(v, Decimal):
+        return format(v, "f").encode()
+    if isinstance(v, dt.datetime):
+        return v.isoformat(" ").encode()
+    if isinstance(v, dt.date):
+        return v.isoformat().encode()
+    if isinstance(v, dt.timedelta):
+        return time_text(v).encode()
+    return str(v).encode(encoding, "replace")
+
+
+def time_text(v: dt.timedelta) -> str:
+    sign = "-" if v < dt.timedelta(0) else ""
+    total = abs(v)
+    hours, rest = divmod(total.days * 86400 + total.seconds, 3600)
+    text = f"{sign}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return text + (f".{total.microseconds:06d}" if total.microseconds else "")
+
+
+def text_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
+    return b"".join(b"\xfb" if v is None else codec.lenenc_str(_text(v, c, encoding)) for v, c in zip(row, cols))
+
+
+def binary_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
+    """ProtocolBinary::ResultsetRow: header, NULL bitmap (offset 2), values by column type."""
+    nulls = bytearray((len(cols) + 9) // 8)
+    values = []
+    for i, (v, c) in enumerate(zip(row, cols)):
+        if v is None:
+            nulls[(i + 2) // 8] |= 1 << ((i + 2) % 8)
+        elif c.type == codec.LONGLONG:
+            values.append(struct.pack("<q", int(v)))
+        elif c.type == codec.DOUBLE:
+            values.append(struct.pack("<d", v))
+        elif c.type in (codec.DATE, codec.DATETIME):
+            values.append(_binary_datetime(v))
+        elif c.type == codec.TIME:
+            values.append(_binary_time(v))
+        else:
+            values.append(codec.lenenc_str(_text(v, c, encoding)))
+    return b"\x00" + bytes(nulls) + b"".join(values)
+
+
+def _binary_datetime(v: dt.date) -> bytes:
+    if not isinstance(v, dt.datetime):
+        return struct.pack("<BHBB", 4, v.year, v.month, v.day)
+    if v.microsecond:
+        return struct.pack("<BHBBBBBI", 11, v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+    return struct.pack("<BHBBBBB", 7, v.year, v.month, v.day, v.hour, v.minute, v.second)
+
+
+def _binary_time(v: dt.timedelta) -> bytes:
+    neg = v < dt.timedelta(0)
+    t = abs(v)
+    h, rest = divmod(t.seconds, 3600)
+    if t.microseconds:
+        return struct.pack("<BBIBBBI", 12, neg, t.days, h, rest // 60, rest % 60, t.microseconds)
+    return struct.pack("<BBIBBB", 8, neg, t.days, h, rest // 60, rest % 60)
+
+
+def result_set(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int, status: int, charset: int,
+               encoding: str, binary: bool) -> Iterator[bytes]:
+    """The payloads of one result set: column count, definitions, (EOF), rows, end."""
+    cols = columns(names, rows, charset)
+    yield codec.lenenc_int(len(cols))
+    yield from (c.definition() for c in cols)
+    if not caps & codec.DEPRECATE_EOF:
+        yield codec.eof(status)
+    encode = binary_row if binary else text_row
+    for r in rows:
+        yield encode(r, cols, encoding)
+    yield codec.end_of_rows(caps, status)
+
+
+def definitions(cols: Iterable[bytes], caps: int, status: int) -> list[bytes]:
+    """Column definition packets followed by EOF unless the client deprecated it."""
+    out = list(cols)
+    if out and not caps & codec.DEPRECATE_EOF:
+        out.append(codec.eof(status))
+    return out

@@ -1,0 +1,342 @@
+"""One client of the MySQL front-end, as an explicit state machine.
+
+greeting → (SSLRequest → TLS) → authentication → commands, until COM_QUIT or a protocol error.
+In the command state every packet that carries SQL goes through ``decide``: the chatter gate,
+then the library's admission. Pass-through statements are relayed to this client's own
+database connection (opened lazily with the proxy's account; reopened after it was lost);
+statements over protected tables run in the library, off the event loop, and come back as a
+result set the proxy encodes itself. Any error is an ERR packet and the session goes on; only a
+protocol violation, a lost client or a database lost mid-answer ends it.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import struct
+import time
+from typing import TYPE_CHECKING
+
+from sqlanon.errors import QueryRejected, SqlanonError
+from sqlanon.proxy.mysql import auth, codec, gate, results, statements
+from sqlanon.proxy.mysql.backend import Backend, BackendLost, PrepareFailed
+from sqlanon.proxy.mysql.gate import Verdict
+
+if TYPE_CHECKING:
+    from sqlanon.api import Session as LibrarySession
+    from sqlanon.proxy.mysql.server import Connection, Shared
+
+LOG = logging.getLogger("sqlanon.proxy.mysql")
+FRONT_END = "proxy-mysql"
+
+# error numbers (MySQL's own where one fits)
+ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_UNKNOWN_COM, ER_UNKNOWN_ERROR = 1044, 1045, 1047, 1105
+ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644, 3159, 2013
+CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
+MAX_LONG_DATA = 16 << 20
+
+
+class Closed(Exception):
+    """End the session (after the client quit, or after an error that leaves no way on)."""
+
+
+def error_packet(e: Exception) -> bytes:
+    if isinstance(e, QueryRejected):
+        return codec.err(ER_REJECTED, e.sqlstate, e.message)
+    if isinstance(e, SqlanonError):
+        return codec.err(ER_SIGNAL, e.sqlstate, e.message)
+    if isinstance(e, BackendLost):
+        return codec.err(ER_LOST, "HY000", str(e))
+    return codec.err(ER_UNKNOWN_ERROR, "HY000", "internal error in the proxy; see its log")
+
+
+class ClientSession:
+    def __init__(self, conn: "Connection", shared: "Shared", connection_id: int):
+        self.conn, self.shared, self.id = conn, shared, connection_id
+        self.state = "greeting"
+        self.seq = 0
+        self.caps = 0
+        self.charset = "utf8mb4"
+        self.status = codec.STATUS_AUTOCOMMIT
+        self.lib: LibrarySession | None = None
+        self.backend: Backend | None = None
+        self.prepared: dict[int, statements.Prepared] = {}
+        self._next_stmt = 1
+
+    # -- plumbing -------------------------------------------------------------------------------
+    async def send(self, *payloads: bytes) -> None:
+        out = []
+        for p in payloads:
+            data, self.seq = codec.frame(p, self.seq)
+            out.append(data)
+        await self.conn.write(b"".join(out))
+
+    async def read(self) -> bytes:
+        seq, payload = await self.conn.read_packet()
+        self.seq = (seq + 1) & 0xFF
+        return payload
+
+    @property
+    def encoding(self) -> str:
+        return gate.CHARSETS[self.charset]
+
+    async def run(self) -> None:
+        try:
+            await self._connect()
+            self.state = "command"
+            while True:
+                payload = await self.read()
+                if self.seq != 1 or not payload:
+                    raise codec.ProtocolError("a command must start a new exchange")
+                await self._command(payload)
+        except (Closed, ConnectionError, codec.ProtocolError, asyncio.TimeoutError, ssl.SSLError) as e:
+            if not isinstance(e, Closed):
+                LOG.info("client %d (%s): %s", self.id, self.state, e)
+        except Exception:  # noqa: BLE001 - one client's failure never reaches the listener
+            LOG.exception("client %d (%s): closed after an unexpected error", self.id, self.state)
+        finally:
+            self.state = "closed"
+            if self.backend is not None:
+                self.backend.close()
+            self.conn.close()
+
+    # -- connection phase -------------------------------------------------------------------------
+    async def _connect(self) -> None:
+        sh = self.shared
+        salt = auth.scramble()
+        await self.send(codec.handshake(sh.info.version, self.id, salt, sh.capabilities, sh.info.charset, auth.SHA2))
+        response = codec.parse_handshake_response(await self.read())
+        tls = False
+        if response.ssl_request:
+            if sh.tls is None:
+                raise codec.ProtocolError("SSLRequest without TLS configured")
+            self.state = "tls"
+            await self.conn.start_tls(sh.tls)
+            tls = True
+            response = codec.parse_handshake_response(await self.read())
+            if response.ssl_request:
+                raise codec.ProtocolError("second SSLRequest")
+        self.conn.exact = False
+        self.caps = response.capabilities & sh.capabilities
+        self.charset = gate.COLLATIONS.get(response.charset, "utf8mb4")
+        if sh.require_tls and not tls:
+            await self.send(codec.err(ER_INSECURE, "HY000", "the proxy requires TLS: connect with SSL"))
+            raise Closed
+        self.state = "auth"
+        user = sh.proxy.user(response.user)
+        exchange = auth.Exchange(user, response.user, salt, tls=tls, keys=sh.keys, cache=sh.cache)
+        step = exchange.start(response.plugin, response.auth)
+        while True:
+            await self.send(*step.send)
+            if step.outcome == "continue":
+                step = exchange.next(await self.read())
+            elif step.outcome == "verify":
+                assert step.password is not None
+                ok = await self.shared.run(exchange.check, step.password)
+                step = exchange.verified(ok, step.password)
+            else:
+                break
+        if step.outcome != "ok" or user is None:
+            await self.send(codec.err(ER_ACCESS_DENIED, "28000", f"Access denied for user '{response.user}'"))
+            raise Closed
+        if response.database not in (None, "", sh.database):
+            await self.send(codec.err(ER_DBACCESS_DENIED, "42000",
+                                      f"Access denied for user '{user.name}' to database '{response.database}'"))
+            raise Closed
+        self.lib = sh.proxy.session_for(user, FRONT_END)
+        await self.send(codec.ok(self.caps, self.status))
+
+    # -- command phase ----------------------------------------------------------------------------
+    async def _command(self, payload: bytes) -> None:
+        cmd, body = payload[0], payload[1:]
+        try:
+            if cmd == codec.COM_QUIT:
+                raise Closed
+            if cmd == codec.COM_PING:
+                await self.send(codec.ok(self.caps, self.status))
+            elif cmd == codec.COM_QUERY:
+                await self._sql(self._text(body), binary=False)
+            elif cmd == codec.COM_INIT_DB:
+                if self._text(body) != self.shared.database:
+                    raise QueryRejected("USE of another database", f"this proxy serves {self.shared.database} only")
+                await self.send(codec.ok(self.caps, self.status))
+            elif cmd == codec.COM_STMT_PREPARE:
+                await self._prepare(self._text(body))
+            elif cmd == codec.COM_STMT_EXECUTE:
+                stmt = self._statement(body)
+                try:
+                    sql = statements.bind(stmt, payload, self.encoding)
+                finally:
+                    stmt.long_data.clear()
+                await self._sql(sql, binary=True)
+            elif cmd == codec.COM_STMT_SEND_LONG_DATA:
+                stmt = self._statement(body)
+                index = struct.unpack("<H", body[4:6])[0]
+                data = stmt.long_data.setdefault(index, bytearray())
+                if len(data) + len(body) > MAX_LONG_DATA:
+                    raise codec.ProtocolError("long data above the limit")
+                data += body[6:]
+            elif cmd == codec.COM_STMT_CLOSE:
+                self.prepared.pop(struct.unpack("<I", body[:4])[0] if len(body) >= 4 else -1, None)
+            elif cmd == codec.COM_STMT_RESET:
+                self._statement(body).long_data.clear()
+                await self.send(codec.ok(self.caps, self.status))
+            elif cmd == codec.COM_FIELD_LIST:
+                await self._field_list(body)
+            else:
+                await self.send(codec.err(ER_UNKNOWN_COM, "08S01", f"command {cmd:#04x} is not served by the proxy"))
+        except (SqlanonError, UnknownStatement) as e:
+            await self.send(codec.err(ER_UNKNOWN_STMT, "HY000", str(e)) if isinstance(e, UnknownStatement)
+                            else error_packet(e))
+        except BackendLost as e:
+            self._drop_backend()
+            await self.send(error_packet(e))
+        except (Closed, ConnectionError, codec.ProtocolError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug or a malformed field: an error, the session goes on
+            LOG.exception("client %d: command %#04x failed", self.id, cmd)
+            await self.send(error_packet(e))
+
+    def _text(self, body: bytes) -> str:
+        try:
+            return body.decode(self.encoding)
+        except UnicodeDecodeError:
+            raise QueryRejected("undecodable statement", f"not {self.charset} text") from None
+
+    def _statement(self, body: bytes) -> statements.Prepared:
+        stmt = self.prepared.get(struct.unpack("<I", body[:4])[0] if len(body) >= 4 else -1)
+        if stmt is None:
+            raise UnknownStatement("unknown prepared statement handler")
+        return stmt
+
+    def decide(self, sql: str) -> Verdict:
+        """Gate, then library (runs in a worker thread; rejections are recorded in the audit)."""
+        assert self.lib is not None
+        db = self.lib.db
+        try:
+            verdict = gate.classify(sql, self.shared.database, set(db.tables), set(self.lib.policy.tables))
+        except QueryRejected as e:
+            self.lib.record(sql, "rejected", construct=e.construct, message=e.message)
+            raise
+        if verdict.kind != "library":
+            return verdict
+        admission = self.lib.admit(sql)
+        return Verdict("forward", admission.passthrough) if admission.passthrough is not None else verdict
+
+    async def _sql(self, sql: str, *, binary: bool) -> None:
+        verdict = await self.shared.run(self.decide, sql)
+        assert self.lib is not None
+        if verdict.kind == "ok":
+            self.lib.record(sql, "passed")
+            await self.send(codec.ok(self.caps, self.status))
+            return
+        if verdict.kind == "charset":
+            assert verdict.sql is not None
+            self.charset = verdict.sql
+            verdict = Verdict("forward", gate.set_names(verdict.sql))
+        if verdict.kind == "forward":
+            assert verdict.sql is not None
+            t0 = time.perf_counter()
+            scanner = await (self._relay_binary(verdict.sql) if binary else self._relay(
+                bytes([codec.COM_QUERY]) + verdict.sql.encode(self.encoding)))
+            if scanner is not None:
+                self.lib.record(sql, "passed", seconds=time.perf_counter() - t0, rows=scanner.rows)
+            return
+        async with self.shared.library_slots:
+            result = await self.shared.run(self.lib.execute, sql)
+        await self._result(result.columns, result.rows, binary)
+
+    async def _result(self, names: list[str], rows: list[tuple], binary: bool) -> None:
+        packets = results.result_set(names, rows, caps=self.caps, status=self.status,
+                                     charset=CHARSET_IDS[self.charset], encoding=self.encoding, binary=binary)
+        batch: list[bytes] = []
+        for p in packets:
+            batch.append(p)
+            if len(batch) >= 512:
+                await self.send(*batch)
+                batch = []
+        await self.send(*batch)
+
+    # -- the database leg ---------------------------------------------------------------------
+    async def _backend(self) -> Backend:
+        if self.backend is None:
+            setup = list(self.shared.setup)
+            if self.charset != "utf8mb4":
+                setup.append(gate.set_names(self.charset))
+            self.backend = await Backend.open(self.shared.target, self.caps, setup)
+        return self.backend
+
+    def _drop_backend(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+
+    async def _relay(self, payload: bytes, *, fields: bool = False) -> codec.ResponseScanner | None:
+        """Forward one command's answer; a database lost before any byte went out is an ERR."""
+        backend = await self._backend()
+        sent = False
+
+        async def write(data: bytes) -> None:
+            nonlocal sent
+            sent = True
+            await self.conn.write(data)
+
+        try:
+            scanner = await backend.relay(payload, write, fields=fields)
+        except BackendLost:
+            self._drop_backend()
+            if sent:
+                raise Closed from None
+            raise
+        except BaseException:
+            self._drop_backend()  # the client went away mid-answer: the rest is still coming
+            raise
+        self.status = scanner.status or self.status
+        return scanner
+
+    async def _relay_binary(self, sql: str) -> codec.ResponseScanner | None:
+        """A statement with its values bound, answered in the binary row format: prepared and
+        executed on the database (no parameters left), its answer relayed, the handle closed."""
+        backend = await self._backend()
+        try:
+            stmt_id, _ = await backend.prepare(sql)
+        except PrepareFailed as e:
+            await self.send(e.packet)
+            return None
+        try:
+            return await self._relay(bytes([codec.COM_STMT_EXECUTE]) + struct.pack("<IBI", stmt_id, 0, 1))
+        finally:
+            if self.backend is backend:
+                backend.close_statement(stmt_id)
+
+    async def _prepare(self, sql: str) -> None:
+        stmt = statements.prepare(self._next_stmt, sql)
+        verdict = await self.shared.run(self.decide, stmt.render_with_nulls())
+        cols: list[bytes] = []
+        if verdict.kind == "forward" and verdict.sql is not None:
+            backend = await self._backend()
+            try:
+                stmt_id, cols = await backend.prepare(verdict.sql)
+                backend.close_statement(stmt_id)
+            except PrepareFailed:
+                cols = []  # e.g. LIMIT NULL: the columns come with the first execution
+        self._next_stmt += 1
+        self.prepared[stmt.id] = stmt
+        param = codec.Column("?", codec.VAR_STRING, codec.BINARY_CHARSET, 0).definition()
+        head = b"\x00" + struct.pack("<IHHBH", stmt.id, len(cols), stmt.params, 0, 0)
+        await self.send(head, *results.definitions([param] * stmt.params, self.caps, self.status),
+                        *results.definitions(cols, self.caps, self.status))
+
+    async def _field_list(self, body: bytes) -> None:
+        table = body.split(b"\x00", 1)[0].decode(self.encoding, "replace")
+        assert self.lib is not None
+        if table.lower() not in self.lib.db.tables:
+            raise QueryRejected("field list", f"{table} is not a table of {self.shared.database}")
+        backend = await self._backend()
+        payload = bytes([codec.COM_FIELD_LIST]) + table.encode(self.encoding) + b"\x00"
+        await self._relay(payload, fields=True)
+
+
+class UnknownStatement(Exception):
+    """COM_STMT_* for a handle this session never gave out (or closed)."""
+
