@@ -199,8 +199,13 @@ class Backend:
         self.send(payload)
         scanner = codec.ResponseScanner(self.caps, fields=fields)
         buf = bytearray()
+        started = False
         while True:
             buf += await self._chunk()
+            if not started and len(buf) >= 4:
+                if buf[3] != 1:  # e.g. the ERR a killed connection leaves behind: no answer to this
+                    raise BackendLost("lost the database connection")
+                started = True
             used, done = scanner.scan(buf)
             if used:
                 await write(bytes(buf[:used]))

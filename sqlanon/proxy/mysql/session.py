@@ -34,6 +34,8 @@ ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_UNKNOWN_COM, ER_UNKNOWN_ERROR = 1044, 1
 ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644, 3159, 2013
 CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
 MAX_LONG_DATA = 16 << 20
+#: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
+LOGIN_TIMEOUT = 10.0
 
 
 class Closed(Exception):
@@ -82,7 +84,7 @@ class ClientSession:
 
     async def run(self) -> None:
         try:
-            await self._connect()
+            await asyncio.wait_for(self._connect(), LOGIN_TIMEOUT)
             self.state = "command"
             while True:
                 payload = await self.read()
