@@ -10,9 +10,13 @@ from typing import Any, Callable
 
 from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
-from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
+from sqlanon.catalog import Catalog, open_catalog
+from sqlanon.catalog.consistency import Consistency
+from sqlanon.catalog.differencing import check_differencing
+from sqlanon.catalog.policies import stored_policy
+from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.flow import Admission, Result, Target, admit, check, choose, materialize, run
+from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
@@ -21,13 +25,19 @@ from sqlanon.verify import Measurement
 
 class Session:
     def __init__(self, db: Database, policy: Policy, *, client: str = "library", front_end: str = "library",
-                 audit: Audit | None = None):
+                 audit: Audit | None = None, catalog: Catalog | None = None):
         self.db = db
         self.policy = policy
+        #: the catalog in the database (release log, audit log, policies), or None
+        self.catalog = catalog
         #: who sends the statements (the proxy's client name), for the audit trail
         self.client = client
         self.front_end = front_end
-        self.audit = Audit() if audit is None else audit
+        if audit is None:
+            audit = Audit()
+            if catalog is not None:
+                audit.sinks.append(catalog.sink)
+        self.audit = audit
         #: temp tables the last ``execute`` created (all dropped when it returned or raised)
         self.last_temp_tables: list[str] = []
 
@@ -43,11 +53,12 @@ class Session:
         t0 = time.perf_counter()
         try:
             result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables,
-                                      progress=progress)
+                                      progress=progress, guard=self._guard())
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
             raise
         r = result.report
+        self._log_release(r)
         self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
                     method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
                     rows=len(result.rows))
@@ -71,7 +82,7 @@ class Session:
         the proxy), under its own identity and, when given, its own policy. Closing it would
         close the shared database: front-ends close only the session they connected."""
         return Session(self.db, self.policy if policy is None else policy, client=client, front_end=front_end,
-                       audit=self.audit)
+                       audit=self.audit, catalog=self.catalog)
 
     def admit(self, sql: str) -> Admission:
         """Whether ``sql`` passes through unchanged (and the text to send) or reads a protected
@@ -89,13 +100,60 @@ class Session:
         return choose(self.db, self.policy, sql, k=k, alpha=alpha)
 
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
-                    k: int | None = None, alpha: float | None = None,
+                    k: int | None = None, alpha: float | None = None, refresh: bool = False,
                     progress: Callable[[str], None] | None = None) -> Report:
         """Anonymize ``table`` (the rows ``where`` selects) once, inside the database, into the new
         table ``into`` — rows in random order — and a view ``view`` over it; grants are the
-        administrator's. Refuses to replace an existing table or view."""
-        return materialize(self.db, self.policy, table, Target(into, view), where=where, k=k, alpha=alpha,
-                           progress=progress)
+        administrator's. Refuses to replace an existing table or view.
+
+        With a catalog, the release is logged and kept consistent with every earlier stored
+        release of ``table`` (``privacy.across_releases``); ``refresh`` rewrites the earlier
+        release ``into`` from the table's current rows, keeping each remaining row's class and
+        refusing when old and new release together would break the policy."""
+        t0 = time.perf_counter()
+        what = f"materialize {table} into {into}" + (f" where {where}" if where else "") + (" refresh" * refresh)
+        try:
+            report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh), where=where,
+                                 k=k, alpha=alpha, progress=progress, guard=self._guard())
+        except SqlanonError as e:
+            self._record(what, e, time.perf_counter() - t0)
+            raise
+        self._log_release(report, target=into)
+        self.record(what, "anonymized", table=report.table, method=report.method, seconds=time.perf_counter() - t0,
+                    rows=report.rows_released)
+        return report
+
+    def releases(self, table: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The release log, newest first (needs a catalog)."""
+        return self._catalog().releases(table, limit)
+
+    def _target(self, table: str, into: str, view: str | None, refresh: bool) -> Target:
+        tp = self.policy.for_table(table)
+        if self.catalog is None or tp is None:
+            if refresh:
+                raise BackendError("a refresh keeps the earlier release consistent through the catalog's memory of "
+                                   "it: this database has no catalog")
+            return Target(into, view)
+        if refresh and not self.catalog.released_into(tp.table, into):
+            raise QueryRejected("refresh of a table sqlanon did not release", f"{into} is no stored release of "
+                                f"{tp.table} in the release log")
+        return Target(into, view, refresh, Consistency(self.catalog, tp.table, into, tp.requirement.across_releases))
+
+    def _catalog(self) -> Catalog:
+        if self.catalog is None:
+            raise BackendError("this database has no sqlanon catalog: run 'sqlanon db upgrade' or connect with "
+                               "catalog=True")
+        return self.catalog
+
+    def _guard(self) -> Guard | None:
+        if self.catalog is None:
+            return None
+        catalog = self.catalog
+        return lambda frag, req, ctx: check_differencing(catalog, frag, req, ctx)
+
+    def _log_release(self, report: Report, target: str | None = None) -> None:
+        if self.catalog is not None and report.table is not None:
+            self.catalog.record_release(report, client=self.client, front_end=self.front_end, target=target)
 
     def check(self, table: str) -> Measurement:
         """Measure ``table`` as it is stored — a release made by anyone — against the policy's
@@ -142,13 +200,25 @@ class Session:
         self.close()
 
 
-def connect(url: str, policy: str | Path | dict | Policy) -> Session:
-    """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables."""
-    pol = load_policy(policy)
+def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
+            client: str = "library", front_end: str = "library") -> Session:
+    """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables.
+
+    ``catalog``: True creates or upgrades sqlanon's catalog in the database (never dropping
+    anything); None uses it where it exists; False ignores it. With a catalog, every release is
+    logged, every statement audited, and selections are checked against earlier releases.
+    Without ``policy``, the policies applied to the catalog are used."""
     db = open_database(url)
     try:
+        cat = None if catalog is False else open_catalog(db, create=bool(catalog))
+        if policy is None:
+            if cat is None:
+                raise PolicyError("no policy given and the database has no sqlanon catalog to take one from")
+            pol = stored_policy(cat)
+        else:
+            pol = load_policy(policy)
         check_against_database(pol, db)
-    except PolicyError:
+    except SqlanonError:
         db.dispose()
         raise
-    return Session(db, pol)
+    return Session(db, pol, client=client, front_end=front_end, catalog=cat)

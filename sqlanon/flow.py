@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
-from sqlanon.errors import PolicyError, QueryRejected
+from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
@@ -27,6 +27,10 @@ from sqlanon.policy.model import Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
+
+
+#: a check of the selection before it is anonymized (see ``run``)
+Guard = Callable[[Fragment, Requirement, RunContext], None]
 
 
 @dataclass
@@ -41,17 +45,43 @@ def _requirement(analysis: Analysis, k: int | None, alpha: float | None) -> Requ
     return analysis.policy.requirement.tightened(k=k, alpha=alpha)
 
 
+class Recoder(Protocol):
+    """Keeps a stored release consistent with the earlier releases of its table (the catalog's
+    memory of what each row was released as): complementary-release and temporal attacks."""
+
+    def prepare(self, frag: Fragment, method: str, ctx: RunContext) -> Fragment:
+        """The fragment with the row-key columns the memory needs (or as it is)."""
+
+    def narrow(self, frag: Fragment, src: str, ctx: RunContext) -> str:
+        """The selected rows the method is to anonymize (those not released before, or all)."""
+
+    def pin(self, frag: Fragment, src: str, released: str, ctx: RunContext) -> str:
+        """The release with every row released before under its earlier generalization, or a
+        refusal, as the policy says."""
+
+    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext) -> list[str]:
+        """Refuse when this release and the earlier ones together break a model; notes."""
+
+    def remember(self, frag: Fragment, released: str, ctx: RunContext) -> None:
+        """Record what each row of this release was released as."""
+
+
 @dataclass(frozen=True)
 class Target:
-    """Where ``materialize`` stores a release: a new table, and optionally a view over it."""
+    """Where ``materialize`` stores a release: a new table (or, with ``refresh``, the earlier
+    release's table, rewritten), and optionally a view over it."""
 
     table: str
     view: str | None = None
+    refresh: bool = False
+    recoder: Recoder | None = None
 
 
 def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: float | None = None,
         live: bool = True, created: list[str] | None = None, progress: Callable[[str], None] | None = None,
-        into: Target | None = None) -> tuple[Result, RunContext, Plan | None]:
+        into: Target | None = None, guard: Guard | None = None) -> tuple[Result, RunContext, Plan | None]:
+    """``guard`` runs after the pushdown and before any anonymization: it may refuse the
+    selection with what it knows of earlier releases (the catalog's differencing check)."""
     t0 = time.perf_counter()
     parsed = parse(sql, db.backend.dialect)
     analysis = analyze(parsed, db, policy)
@@ -71,26 +101,47 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
         with ctx.in_stage("plan"):
             chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
         method = REGISTRY[chosen.method](req)
+        recoder = into.recoder if into is not None else None
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
+            if recoder is not None:
+                frag = recoder.prepare(frag, chosen.method, ctx)
             src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+        if guard is not None:
+            with ctx.in_stage("guard"):
+                guard(frag, req, ctx)
         with ctx.in_stage("anonymize"):
-            release = method.run(frag, src, ctx)
+            release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
+            if recoder is not None:
+                release.table = recoder.pin(frag, src, release.table, ctx)
         with ctx.in_stage("verify"):
             measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
                               release.bucket)
             if live:
-                enforce(measured, req)
+                try:
+                    enforce(measured, req)
+                except ReleaseRefused as e:
+                    if recoder is None:
+                        raise
+                    raise ReleaseRefused(f"{e.message} (rows released before keep their earlier classes: rows "
+                                         "removed since, or a selection that cuts through earlier classes, can leave "
+                                         "one too small; see privacy.across_releases)") from None
+                if recoder is not None:
+                    measured.notes.extend(recoder.check(frag, release.table, req, ctx))
         with ctx.in_stage("finish"):
             if into is None:
                 cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
                 columns, rows = _fetch(cur)
             else:
                 _store(into, frag, release.table, ctx)
+                if recoder is not None:
+                    recoder.remember(frag, release.table, ctx)
+                ctx.commit()
                 columns, rows = [], []
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,
-            requirement=_describe(req), rows_in=measured.rows_in, rows_released=measured.rows_released,
+            requirement=_describe(req), predicate=_predicate(frag, db), rows_in=measured.rows_in,
+            rows_released=measured.rows_released,
             rows_suppressed=measured.rows_suppressed, classes=measured.classes,
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
@@ -126,13 +177,19 @@ def admit(db: Database, policy: Policy, sql: str) -> Admission:
 
 def materialize(db: Database, policy: Policy, table: str, into: Target, *, where: str | None = None,
                 k: int | None = None, alpha: float | None = None,
-                progress: Callable[[str], None] | None = None) -> Report:
+                progress: Callable[[str], None] | None = None, guard: Guard | None = None) -> Report:
     """Anonymize a protected table (or the rows ``where`` selects) once, inside the database, into
-    a new table in random order, and a view over it when asked. Never replaces a table."""
+    a new table in random order, and a view over it when asked. Never replaces a table, except
+    that a refresh rewrites the rows of the release it names."""
     if policy.for_table(table) is None:
         raise PolicyError(f"no policy names table {table!r}: only a protected table is materialized")
     db.refresh_schema()
-    for name in filter(None, (into.table, into.view)):
+    if into.refresh:
+        if into.view is not None:
+            raise QueryRejected("refresh with a new view", "a refresh rewrites the release's table; its views stay")
+        if into.table.lower() not in db.tables:
+            raise QueryRejected("refresh of a missing table", f"{into.table} does not exist: materialize it first")
+    for name in filter(None, (None if into.refresh else into.table, into.view)):
         if name.lower() in db.tables or name.lower() in db.views:
             raise QueryRejected("existing table", f"{name} exists; sqlanon never replaces a table or view")
     query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(db.spelling.get(table.lower(), table),
@@ -142,19 +199,28 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
             query = query.where(sqlglot.condition(where, dialect=db.backend.dialect))
         except sqlglot.errors.ParseError as e:
             raise QueryRejected("unparsable SQL", f"--where: {e}") from None
-    result, _, _ = run(db, policy, db.backend.render(query), k=k, alpha=alpha, progress=progress, into=into)
+    result, _, _ = run(db, policy, db.backend.render(query), k=k, alpha=alpha, progress=progress, into=into,
+                       guard=guard)
     db.refresh_schema()
     return result.report
 
 
 def _store(into: Target, frag: Fragment, released: str, ctx: RunContext) -> None:
     """The release as a table of its own, rows inserted in random order (no order that follows
-    the source: unsorted matching, seed 002), and the view over it."""
-    rows = exp.select(*[col(c) for c in frag.columns]).from_(table(released)).order_by(exp.Rand())
+    the source: unsorted matching, seed 002), and the view over it. A refresh replaces the rows
+    of the earlier release's table in one transaction; its view stays as it is."""
+    columns = [col(c) for c in frag.released_columns]
+    rows = exp.select(*columns).from_(table(released)).order_by(exp.Rand())
+    if into.refresh:
+        ctx.run(exp.Transaction())
+        ctx.run(exp.Delete(this=table(into.table)))
+        ctx.run(exp.Insert(this=exp.Schema(this=table(into.table), expressions=[c.this.copy() for c in columns]),
+                           expression=rows))
+        ctx.run(exp.Commit())
+        return
     ctx.run(exp.Create(this=table(into.table), kind="TABLE", expression=rows))
     if into.view is not None:
         ctx.run(exp.Create(this=table(into.view), kind="VIEW", expression=exp.select(exp.Star()).from_(table(into.table))))
-    ctx.commit()
 
 
 def check(db: Database, policy: Policy, table: str) -> Measurement:
@@ -187,6 +253,11 @@ def _count(analysis: Analysis, ctx: RunContext) -> int | None:
     """Rows the query selects (None in a static explain, where nothing is sent)."""
     found = ctx.scalar(count_statement(analysis))
     return int(found) if found is not None else None
+
+
+def _predicate(frag: Fragment, db: Database) -> str | None:
+    where = frag.canonical_where()
+    return db.backend.render(where) if where is not None else None
 
 
 def _levels(frag: Fragment, histogram: dict[str, dict[int, int]],

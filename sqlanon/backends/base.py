@@ -23,6 +23,11 @@ class Backend:
     temporary_in_drop: ClassVar[bool] = False
     #: one DROP statement may name several tables (not SQLite)
     drop_many: ClassVar[bool] = True
+    #: schema that holds sqlanon's catalog where the database has schemas (PostgreSQL); None:
+    #: the catalog's tables live beside the user's, named with ``catalog_prefix``
+    catalog_schema: ClassVar[str | None] = None
+    #: prefix of the catalog's table names beside the user's tables (none inside its own schema)
+    catalog_prefix: ClassVar[str] = "sqlanon_"
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version

@@ -45,7 +45,12 @@ class Database:
     def refresh_schema(self) -> None:
         insp = sa.inspect(self.engine)
         tables: dict[str, list[Column]] = {}
+        # the catalog's own tables (schema sqlanon, or prefixed beside the user's) are no table
+        # a query may name: the release and audit logs are not data to read through sqlanon
+        prefix = self.backend.catalog_prefix if self.backend.catalog_schema is None else None
         for name in insp.get_table_names():
+            if prefix and name.lower().startswith(prefix):
+                continue
             cols = []
             for c in insp.get_columns(name):
                 cols.append(Column(c["name"], _type_name(c["type"]), _family(c["type"])))

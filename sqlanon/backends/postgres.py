@@ -32,6 +32,8 @@ def _bytes_text(v: exp.Expression) -> exp.Expression:
 class PostgresBackend(Backend):
     name = "postgresql"
     dialect = "postgres"
+    catalog_schema = "sqlanon"
+    catalog_prefix = ""
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:
         # Deterministic collations already compare equal only when bytes are equal, but sorting

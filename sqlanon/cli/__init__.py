@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import getpass
 import io
 import json
 import sys
@@ -14,7 +15,13 @@ from typing import Callable, Iterator
 import click
 
 from sqlanon import api
-from sqlanon.errors import SqlanonError
+from sqlanon.backends.connect import Database, open_database
+from sqlanon.errors import PolicyError, SqlanonError
+
+
+def _connect(url: str, policy: str | None) -> api.Session:
+    """A library session for a CLI command: the caller's OS user names it in the catalog's logs."""
+    return api.connect(url, policy, client=getpass.getuser(), front_end="cli")
 
 
 def _fail(e: SqlanonError) -> None:
@@ -34,8 +41,9 @@ def _table(columns: list[str], rows: list[tuple], limit: int | None = None) -> s
 
 
 db_option = click.option("--db", "url", required=True, envvar="SQLANON_DB", help="SQLAlchemy database URL")
-policy_option = click.option("--policy", required=True, type=click.Path(exists=True, dir_okay=False),
-                             envvar="SQLANON_POLICY", help="policy YAML file")
+policy_option = click.option("--policy", default=None, type=click.Path(exists=True, dir_okay=False),
+                             envvar="SQLANON_POLICY",
+                             help="policy YAML file (default: the policies applied to the database's catalog)")
 k_option = click.option("--k", type=int, default=None, help="raise k above the policy's")
 alpha_option = click.option("--alpha", type=float, default=None, help="lower α below the policy's")
 
@@ -57,10 +65,10 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @query_options
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
 @click.option("--no-report", is_flag=True, help="print only the rows")
-def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
+def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
     try:
-        with _progress() as progress, api.connect(url, policy) as s:
+        with _progress() as progress, _connect(url, policy) as s:
             res = s.execute(sql, k=k, alpha=alpha, progress=progress)
     except SqlanonError as e:
         _fail(e)
@@ -83,10 +91,10 @@ def query(sql: str, url: str, policy: str, k: int | None, alpha: float | None, f
 @main.command()
 @query_options
 @click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
-def explain(sql: str, url: str, policy: str, k: int | None, alpha: float | None, analyze: bool) -> None:
+def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, analyze: bool) -> None:
     """Show the plan and every SQL statement in the target dialect."""
     try:
-        with api.connect(url, policy) as s:
+        with _connect(url, policy) as s:
             click.echo(s.explain(sql, k=k, alpha=alpha, analyze=analyze))
     except SqlanonError as e:
         _fail(e)
@@ -119,14 +127,17 @@ def _progress() -> Iterator[Callable[[str], None] | None]:
 @click.option("--into", required=True, help="the new table that holds the release")
 @click.option("--view", default=None, help="also create this view over it (grants are yours to give)")
 @click.option("--where", default=None, help="anonymize only the rows this condition selects")
+@click.option("--refresh", is_flag=True,
+              help="rewrite the earlier release INTO from the current rows, consistent with it (needs the catalog)")
 @k_option
 @alpha_option
-def materialize_cmd(table: str, url: str, policy: str, into: str, view: str | None, where: str | None,
-                    k: int | None, alpha: float | None) -> None:
+def materialize_cmd(table: str, url: str, policy: str | None, into: str, view: str | None, where: str | None,
+                    refresh: bool, k: int | None, alpha: float | None) -> None:
     """Anonymize a protected table once, inside the database, into a new table."""
     try:
-        with _progress() as progress, api.connect(url, policy) as s:
-            report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, progress=progress)
+        with _progress() as progress, _connect(url, policy) as s:
+            report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, refresh=refresh,
+                                   progress=progress)
     except SqlanonError as e:
         _fail(e)
     click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
@@ -172,7 +183,7 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
                           for s in sens},
             "privacy": privacy}
     try:
-        with api.connect(url, {"tables": {table: spec}}) as s:
+        with api.connect(url, {"tables": {table: spec}}, catalog=False) as s:
             m = s.check(table)
     except SqlanonError as e:
         _fail(e)
@@ -272,3 +283,141 @@ def proxy_user(name: str, users: str, password_stdin: bool, mysql_native: bool, 
     except SqlanonError as e:
         _fail(e)
     click.echo(f"{users}: user {name} set")
+
+
+@main.group()
+def db() -> None:
+    """sqlanon's catalog in the database: create, upgrade, inspect (Alembic migrations)."""
+
+
+@db.command("upgrade")
+@db_option
+@click.argument("revision", default="head")
+def db_upgrade(url: str, revision: str) -> None:
+    """Create the catalog or bring it to REVISION (default: the newest)."""
+    from sqlanon.catalog import migrate
+
+    try:
+        with _database(url) as d:
+            click.echo(f"catalog at revision {migrate.upgrade(d, revision)}")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@db.command("downgrade")
+@db_option
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="confirm: a downgrade drops catalog tables with their rows")
+def db_downgrade(url: str, revision: str, yes: bool) -> None:
+    """Take the catalog back to REVISION ('base' removes it): drops the logs it held."""
+    from sqlanon.catalog import migrate
+
+    if not yes:
+        click.echo("error: a downgrade drops catalog tables and the releases and audit events they hold; "
+                   "add --yes to confirm", err=True)
+        sys.exit(2)
+    try:
+        with _database(url) as d:
+            click.echo(f"catalog at revision {migrate.downgrade(d, revision) or 'none'}")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@db.command("current")
+@db_option
+def db_current(url: str) -> None:
+    """The catalog's revision ('none' where there is no catalog) and the newest one known."""
+    from sqlanon.catalog import migrate
+
+    try:
+        with _database(url) as d:
+            click.echo(f"{migrate.current(d) or 'none'} (head {migrate.head()})")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@contextmanager
+def _database(url: str) -> Iterator[Database]:
+    d = open_database(url)
+    try:
+        yield d
+    finally:
+        d.dispose()
+
+
+@main.group()
+def policy() -> None:
+    """Policies stored in the catalog (a policy file still works without one)."""
+
+
+@policy.command("apply")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+def policy_apply(file: str, url: str) -> None:
+    """Store FILE's policy in the catalog: a new version for each table whose policy changed."""
+    from sqlanon.catalog import policies
+
+    try:
+        with api.connect(url, file, catalog=True, client=getpass.getuser(), front_end="cli") as s:
+            for a in policies.apply(s.catalog, file, getpass.getuser()):
+                click.echo(f"{a.table}: version {a.version}" + ("" if a.changed else " (unchanged)"))
+    except SqlanonError as e:
+        _fail(e)
+
+
+@policy.command("show")
+@click.argument("table", required=False)
+@db_option
+def policy_show(table: str | None, url: str) -> None:
+    """The newest stored policy of TABLE (default: every table), as YAML."""
+    from sqlanon.catalog import policies
+
+    try:
+        with api.connect(url, catalog=None) as s:
+            click.echo(policies.show(s.catalog, table), nl=False)
+    except SqlanonError as e:
+        _fail(e)
+
+
+@policy.command("diff")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+def policy_diff(file: str, url: str) -> None:
+    """What 'policy apply FILE' would change; exit 1 when it would change something."""
+    from sqlanon.catalog import open_catalog, policies
+
+    try:
+        with _database(url) as d:
+            catalog = open_catalog(d)
+            if catalog is None:
+                raise PolicyError("the database has no sqlanon catalog: run 'sqlanon db upgrade'")
+            text = policies.diff(catalog, file)
+    except SqlanonError as e:
+        _fail(e)
+    click.echo(text, nl=False)
+    sys.exit(1 if text else 0)
+
+
+@main.command()
+@db_option
+@click.option("--table", default=None, help="only releases of this table")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+def releases(url: str, table: str | None, limit: int, fmt: str) -> None:
+    """The release log: every release, newest first (who, when, which rows, how)."""
+    from sqlanon.catalog import open_catalog
+
+    try:
+        with _database(url) as d:
+            catalog = open_catalog(d)
+            if catalog is None:
+                raise PolicyError("the database has no sqlanon catalog: run 'sqlanon db upgrade'")
+            rows = catalog.releases(table, limit)
+    except SqlanonError as e:
+        _fail(e)
+    if fmt == "json":
+        click.echo(json.dumps(rows, default=str, indent=2))
+        return
+    cols = ["id", "at", "client", "front_end", "table_name", "method", "rows_in", "rows_released", "rows_suppressed",
+            "target", "predicate"]
+    click.echo(_table(cols, [tuple(r[c] for c in cols) for r in rows]))

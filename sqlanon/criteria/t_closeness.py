@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from pathlib import Path
 
 from sqlanon.criteria.base import DistributionCriterion, Verdict
 from sqlanon.hierarchy import TaxonomyHierarchy
@@ -34,8 +33,8 @@ class TCloseness(DistributionCriterion):
         counts (cls, vr, cnt) and the whole distribution (vr, v, c)."""
         if self.spec.distance != "hierarchical":
             return render(f"criteria/t_{self.spec.distance}", counts=counts, whole=whole)
-        assert self.spec.hierarchy_file is not None
-        h = TaxonomyHierarchy.from_csv(Path(self.spec.hierarchy_file))
+        h = self.spec.hierarchy
+        assert isinstance(h, TaxonomyHierarchy)
 
         def ancestor(level: int) -> exp.Expression:
             return col("vr") if level == 0 else h.expr(col("v"), level)

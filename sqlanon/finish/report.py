@@ -12,6 +12,8 @@ class Report:
     method: str
     rule: str
     requirement: dict[str, Any] = field(default_factory=dict)
+    #: the selection as pushed down, columns named by the table itself (None: the whole table)
+    predicate: str | None = None
     rows_in: int = 0
     rows_released: int = 0
     rows_suppressed: int = 0

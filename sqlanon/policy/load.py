@@ -16,7 +16,8 @@ from sqlanon.policy.model import (
 )
 
 TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
-PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows"}
+PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
+                "difference_window", "across_releases"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
 
@@ -113,25 +114,41 @@ def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
                 raise PolicyError(f"'levels' must be a rising subset of {list(DATE_STEPS)}", table=table, column=column)
             return DateHierarchy(list(levels))
         if kind == "taxonomy":
-            if not isinstance(spec.get("file"), str):
-                raise PolicyError("a taxonomy needs 'file' (ARX CSV)", table=table, column=column)
-            path = (base / spec["file"]).resolve()
-            if not path.is_file():
-                raise PolicyError(f"taxonomy file not found: {path}", table=table, column=column)
-            return TaxonomyHierarchy.from_csv(path, sep=str(spec.get("sep", ";")))
+            return _taxonomy(spec.get("file"), spec.get("rows"), str(spec.get("sep", ";")), base, table, column)
     except TaxonomyError as e:
-        raise PolicyError(f"taxonomy {spec.get('file')}: {e}", table=table, column=column) from None
+        raise PolicyError(f"taxonomy {spec.get('file') or '(inline rows)'}: {e}", table=table, column=column) from None
     raise PolicyError(f"unknown hierarchy type {kind!r} (one of {', '.join(KINDS)})", table=table, column=column)
+
+
+def _taxonomy(file: Any, rows: Any, sep: str, base: Path, table: str, column: str) -> TaxonomyHierarchy:
+    """An ARX taxonomy from a CSV file, or inline as a list of rows (how the catalog stores it)."""
+    if rows is not None:
+        if file is not None or not isinstance(rows, list) or not all(
+                isinstance(r, list) and all(isinstance(v, str) for v in r) for r in rows):
+            raise PolicyError("a taxonomy takes either 'file' (ARX CSV) or 'rows' (a list of lists of strings)",
+                              table=table, column=column)
+        return TaxonomyHierarchy([list(r) for r in rows], source="(inline rows)")
+    if not isinstance(file, str):
+        raise PolicyError("a taxonomy needs 'file' (ARX CSV) or 'rows'", table=table, column=column)
+    path = (base / file).resolve()
+    if not path.is_file():
+        raise PolicyError(f"taxonomy file not found: {path}", table=table, column=column)
+    return TaxonomyHierarchy.from_csv(path, sep=sep)
 
 
 def _sensitive(table: str, column: str, spec: Any, base: Path) -> Sensitive:
     spec = spec or {"type": "categorical"}
     if not isinstance(spec, dict) or spec.get("type", "categorical") not in ("categorical", "numeric"):
         raise PolicyError("expected {type: categorical | numeric}", table=table, column=column)
-    hfile = spec.get("hierarchy")
-    if hfile is not None and not (base / hfile).is_file():
-        raise PolicyError(f"hierarchy file not found: {base / hfile}", table=table, column=column)
-    return Sensitive(column, spec.get("type", "categorical"), str((base / hfile).resolve()) if hfile else None)
+    h = spec.get("hierarchy")
+    if h is None:
+        return Sensitive(column, spec.get("type", "categorical"))
+    try:
+        taxonomy = _taxonomy(h if isinstance(h, str) else None, h if isinstance(h, list) else None,
+                             str(spec.get("sep", ";")), base, table, column)
+    except TaxonomyError as e:
+        raise PolicyError(f"sensitive hierarchy: {e}", table=table, column=column) from None
+    return Sensitive(column, spec.get("type", "categorical"), taxonomy)
 
 
 def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
@@ -167,8 +184,15 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
     min_rows = spec.get("min_rows", 0)
     if not isinstance(min_rows, int) or isinstance(min_rows, bool) or min_rows < 0:
         raise PolicyError(f"privacy.min_rows must be a non-negative integer, got {min_rows!r}", table=table)
+    window = spec.get("difference_window", 86_400)
+    if not isinstance(window, int) or isinstance(window, bool) or window < 0:
+        raise PolicyError(f"privacy.difference_window must be a non-negative number of seconds, got {window!r}",
+                          table=table)
+    across = spec.get("across_releases", "reuse")
+    if across not in ("reuse", "refuse", "off"):
+        raise PolicyError(f"privacy.across_releases must be reuse, refuse or off, got {across!r}", table=table)
     return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
-                       few_rows=few, min_rows=min_rows)
+                       few_rows=few, min_rows=min_rows, difference_window=window, across_releases=across)
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:
@@ -254,15 +278,10 @@ def _closeness(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Close
                           table=table, column=attr.column)
     # seed 001 §2.3's variational distance ½ Σ |p − q| is the EMD under the equal ground distance
     distance = "equal" if distance == "variational" else distance
-    if distance == "hierarchical":
-        if attr.hierarchy_file is None:
-            raise PolicyError("privacy.t.distance: hierarchical needs a 'hierarchy' (taxonomy file) on the "
-                              "sensitive column", table=table, column=attr.column)
-        try:
-            TaxonomyHierarchy.from_csv(Path(attr.hierarchy_file))
-        except TaxonomyError as e:
-            raise PolicyError(f"sensitive hierarchy: {e}", table=table, column=attr.column) from None
-    return Closeness(float(value), attr.column, distance, attr.hierarchy_file)
+    if distance == "hierarchical" and attr.hierarchy is None:
+        raise PolicyError("privacy.t.distance: hierarchical needs a 'hierarchy' (taxonomy file) on the "
+                          "sensitive column", table=table, column=attr.column)
+    return Closeness(float(value), attr.column, distance, attr.hierarchy)
 
 
 def _alpha(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Alpha:

@@ -27,7 +27,8 @@ class QuasiIdentifier:
 class Sensitive:
     column: str
     kind: str  # categorical | numeric
-    hierarchy_file: str | None = None
+    #: the attribute's taxonomy, for t-closeness's hierarchical distance
+    hierarchy: "Hierarchy | None" = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Closeness:
     attribute: str
     distance: str  # ordered | equal | hierarchical
     #: the attribute's taxonomy (ARX format) for the hierarchical distance
-    hierarchy_file: str | None = None
+    hierarchy: "Hierarchy | None" = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,14 @@ class Requirement:
     #: a query must select at least this many rows (differencing by narrow WHERE clauses,
     #: seed 002); an empty selection is refused too, lest refusal and emptiness tell apart
     min_rows: int = 0
+    #: seconds during which a new selection is compared with earlier releases of the table (in
+    #: the catalog): one that differs from an earlier one in fewer than max(k, min_rows) rows is
+    #: refused, lest the difference of two answers describe those rows (seed 002); 0: off
+    difference_window: int = 86_400
+    #: a stored release whose rows were released before under another generalization:
+    #: ``reuse`` the earlier generalization (consistent recoding), ``refuse`` the release, or
+    #: ``off`` (no memory of rows: complementary and temporal attacks are not defended)
+    across_releases: str = "reuse"
 
     def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter."""

@@ -8,7 +8,7 @@ involve them run here, on the released rows), in random order unless the query o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -33,12 +33,35 @@ class Fragment:
     where: exp.Expression | None
     #: text columns: compared byte for byte when classes are formed
     text_columns: frozenset[str]
+    #: row-key columns carried through the pipeline so that a stored release can be kept
+    #: consistent with later ones; those the policy does not release are never stored with it
+    key: tuple[str, ...] = ()
+
+    @property
+    def released_columns(self) -> tuple[str, ...]:
+        releasable = set(self.policy.releasable)
+        return tuple(c for c in self.columns if c not in self.key or c in releasable)
+
+    def with_key(self, key: tuple[str, ...]) -> "Fragment":
+        return replace(self, columns=self.columns + tuple(c for c in key if c not in self.columns), key=key)
 
     def source(self, name: str, backend: Backend | None = None) -> exp.Expression:
         """The base column as the pushdown reads it: binary text where it is text when a
         backend is given, the stored value otherwise."""
         c = col(name, self.alias)
         return backend.binary_text(c) if backend is not None and name in self.text_columns else c
+
+    def canonical_where(self) -> exp.Expression | None:
+        """The pushed-down predicate with the protected table's columns named by the table
+        itself, not the query's alias: one selection written the same way reads the same in
+        every query (release log, differencing checks). Subqueries keep their own names."""
+        if self.where is None:
+            return None
+        where = self.where.copy()
+        for c in where.find_all(exp.Column):
+            if c.table == self.alias and not c.find_ancestor(exp.Subquery):
+                c.set("table", exp.to_identifier(self.table, quoted=True))
+        return where
 
     def select(self, backend: Backend, extra: list[exp.Expression] = ()) -> exp.Select:
         items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]

@@ -81,5 +81,5 @@ def table(name: str, alias: str | None = None) -> exp.Table:
     """A table reference with its name quoted (``exp.to_table`` does not quote)."""
     t = exp.Table(this=ident(name))
     if alias:
-        t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        t.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
     return t

@@ -1,0 +1,96 @@
+"""The catalog's tables as the running code reads and writes them.
+
+The migrations in ``sqlanon/migrations/versions/`` create them; these definitions must match the
+head revision (a test compares them with what the migrations built). Where the database has
+schemas the tables live in schema ``sqlanon``; elsewhere beside the user's tables, with the
+prefix ``sqlanon_`` — names the analyzer never resolves, so no query can read the catalog.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from sqlanon.backends.base import Backend
+
+#: the newest migration; a catalog at another revision is upgraded or refused, never guessed at
+HEAD = "0001"
+
+
+@dataclass(frozen=True)
+class Names:
+    schema: str | None
+    prefix: str
+
+    @classmethod
+    def of(cls, backend: Backend) -> "Names":
+        return cls(backend.catalog_schema, backend.catalog_prefix)
+
+    def __call__(self, table: str) -> str:
+        return self.prefix + table
+
+    @property
+    def version_table(self) -> str:
+        return self("alembic_version")
+
+
+@dataclass(frozen=True)
+class Tables:
+    policies: sa.Table
+    releases: sa.Table
+    audit: sa.Table
+
+
+def tables(names: Names) -> Tables:
+    md = sa.MetaData(schema=names.schema)
+    policies = sa.Table(
+        names("policies"), md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("table_name", sa.String(200), nullable=False),
+        sa.Column("version", sa.Integer, nullable=False),
+        #: the table's policy as JSON, self-contained (taxonomies inline)
+        sa.Column("body", sa.Text, nullable=False),
+        sa.Column("digest", sa.String(64), nullable=False),
+        sa.Column("applied_at", sa.DateTime, nullable=False),
+        sa.Column("applied_by", sa.String(200), nullable=False),
+        sa.UniqueConstraint("table_name", "version", name=names("policies_version")),
+    )
+    releases = sa.Table(
+        names("releases"), md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("client", sa.String(200), nullable=False),
+        sa.Column("front_end", sa.String(40), nullable=False),
+        sa.Column("table_name", sa.String(200), nullable=False),
+        #: the pushed-down WHERE as sqlanon generated it (None: the whole table)
+        sa.Column("predicate", sa.Text),
+        sa.Column("fingerprint", sa.String(64), nullable=False),
+        sa.Column("method", sa.String(40), nullable=False),
+        sa.Column("parameters", sa.Text, nullable=False),
+        sa.Column("rows_in", sa.Integer, nullable=False),
+        sa.Column("rows_released", sa.Integer, nullable=False),
+        sa.Column("rows_suppressed", sa.Integer, nullable=False),
+        sa.Column("classes", sa.Integer, nullable=False),
+        #: the report as JSON: every measurement and the generalization levels used
+        sa.Column("report", sa.Text, nullable=False),
+        #: the table a materialized release was stored in (None: answered to a query)
+        sa.Column("target", sa.String(200)),
+        sa.Index(names("releases_table_at"), "table_name", "at"),
+    )
+    audit = sa.Table(
+        names("audit"), md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("client", sa.String(200), nullable=False),
+        sa.Column("front_end", sa.String(40), nullable=False),
+        sa.Column("sql", sa.Text, nullable=False),
+        sa.Column("decision", sa.String(20), nullable=False),
+        sa.Column("table_name", sa.String(200)),
+        sa.Column("method", sa.String(40)),
+        sa.Column("construct", sa.String(200)),
+        sa.Column("message", sa.Text),
+        sa.Column("seconds", sa.Float),
+        sa.Column("rows", sa.Integer),
+        sa.Index(names("audit_at"), "at"),
+    )
+    return Tables(policies, releases, audit)

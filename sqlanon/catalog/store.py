@@ -1,0 +1,122 @@
+"""Reading and writing the catalog: releases, audit events, policies.
+
+Every write is one INSERT in its own transaction: a release is logged when it has been
+verified, and a refusal or rejection when it happened, whatever the caller does next.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from sqlanon.audit import AuditEvent
+from sqlanon.backends.connect import Database
+from sqlanon.catalog import migrate
+from sqlanon.catalog.schema import HEAD, Names, Tables, tables
+from sqlanon.errors import BackendError
+from sqlanon.finish.report import Report
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def fingerprint(predicate: str | None) -> str:
+    """The same selection written the same way gets the same fingerprint (the predicate as
+    sqlanon generated it, columns named by one alias)."""
+    return hashlib.sha256((predicate or "").encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Catalog:
+    db: Database
+    names: Names
+    t: Tables
+
+    # -- writes --------------------------------------------------------------------------------
+    def record_release(self, report: Report, *, client: str, front_end: str, target: str | None = None) -> int:
+        assert report.table is not None
+        row = dict(at=_now(), client=client, front_end=front_end, table_name=report.table,
+                   predicate=report.predicate, fingerprint=fingerprint(report.predicate), method=report.method,
+                   parameters=json.dumps(report.requirement, sort_keys=True, default=str),
+                   rows_in=report.rows_in, rows_released=report.rows_released,
+                   rows_suppressed=report.rows_suppressed, classes=report.classes,
+                   report=json.dumps(report.to_dict(), sort_keys=True, default=str), target=target)
+        with self.db.engine.begin() as c:
+            return int(c.execute(self.t.releases.insert().values(**row)).inserted_primary_key[0])
+
+    def sink(self, event: AuditEvent) -> None:
+        """An audit sink (``sqlanon.audit``): every statement's decision, in the catalog."""
+        row = dict(at=dt.datetime.fromtimestamp(event.at, dt.timezone.utc).replace(tzinfo=None),
+                   client=event.client[:200], front_end=event.front_end[:40], sql=event.sql,
+                   decision=event.decision, table_name=event.table, method=event.method,
+                   construct=(event.construct or None) and event.construct[:200], message=event.message,
+                   seconds=event.seconds, rows=event.rows)
+        with self.db.engine.begin() as c:
+            c.execute(self.t.audit.insert().values(**row))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def releases(self, table: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        r = self.t.releases
+        q = sa.select(r.c.id, r.c.at, r.c.client, r.c.front_end, r.c.table_name, r.c.method, r.c.predicate,
+                      r.c.rows_in, r.c.rows_released, r.c.rows_suppressed, r.c.classes, r.c.target, r.c.parameters)
+        if table is not None:
+            q = q.where(sa.func.lower(r.c.table_name) == table.lower())
+        with self.db.engine.connect() as c:
+            return [dict(m) for m in c.execute(q.order_by(r.c.id.desc()).limit(limit)).mappings()]
+
+    def released_into(self, table: str, target: str) -> bool:
+        """Whether ``target`` holds a stored release of ``table`` made by sqlanon."""
+        r = self.t.releases
+        q = sa.select(r.c.id).where(sa.func.lower(r.c.table_name) == table.lower(), r.c.target == target).limit(1)
+        with self.db.engine.connect() as c:
+            return c.execute(q).first() is not None
+
+    def earlier(self, table: str, since: dt.datetime, exclude: str, limit: int) -> list[tuple[int, str | None]]:
+        """Releases of ``table`` since ``since`` whose selection was written differently: (id,
+        predicate), newest first, one per predicate."""
+        r = self.t.releases
+        q = (sa.select(sa.func.max(r.c.id), r.c.fingerprint)
+             .where(r.c.table_name == table, r.c.at >= since, r.c.fingerprint != exclude)
+             .group_by(r.c.fingerprint).order_by(sa.func.max(r.c.id).desc()).limit(limit))
+        with self.db.engine.connect() as c:
+            found = c.execute(q).all()
+            if not found:
+                return []
+            ids = [i for i, _ in found]
+            preds = dict(c.execute(sa.select(r.c.id, r.c.predicate).where(r.c.id.in_(ids))).all())
+        return [(i, preds[i]) for i in ids]
+
+    def audit(self, limit: int = 100, decision: str | None = None) -> list[dict[str, Any]]:
+        a = self.t.audit
+        q = sa.select(a)
+        if decision is not None:
+            q = q.where(a.c.decision == decision)
+        with self.db.engine.connect() as c:
+            return [dict(m) for m in c.execute(q.order_by(a.c.id.desc()).limit(limit)).mappings()]
+
+
+def open_catalog(db: Database, *, create: bool = False) -> Catalog | None:
+    """The catalog of ``db``: created or upgraded when ``create``; None where there is none
+    and none is asked for. A catalog at a revision this sqlanon does not know is refused."""
+    rev = migrate.current(db)
+    if rev != HEAD:
+        if rev is not None and rev not in _known():
+            raise BackendError(f"the catalog is at revision {rev}, unknown to this sqlanon (head {HEAD}): "
+                               "it was made by a newer version")
+        if not create:
+            if rev is None:
+                return None
+            raise BackendError(f"the catalog is at revision {rev}, this sqlanon needs {HEAD}: run "
+                               "'sqlanon db upgrade'")
+        migrate.upgrade(db)
+    names = Names.of(db.backend)
+    return Catalog(db, names, tables(names))
+
+
+def _known() -> set[str]:
+    return {line.split(":", 1)[0] for line in migrate.history()}
