@@ -1,0 +1,239 @@
+"""The proxy's own connections to the database, and the relay of their replies.
+
+Pass-through statements are answered by the database itself: the proxy sends the statement text
+the library admitted, then copies the database's reply messages to the client as they arrive —
+type OIDs, formats, command tags and errors exactly as a direct connection would see them, at
+near-native speed (NOTES.md § Wire protocols), and large results stream through a bounded buffer.
+The proxy logs in with the account of its ``--db`` URL; clients never see it.
+
+Connections are pooled: a client holds one while a statement or transaction runs, or for good
+once it changed a session setting (``pin``), so that 100 clients need not hold 100 server
+processes, and no client's settings reach another's statements.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ssl
+from dataclasses import dataclass
+from typing import Callable
+
+from sqlalchemy.engine import make_url
+
+from sqlanon.proxy.pg import codec
+from sqlanon.proxy.pg.auth import AuthFailed, ScramClient
+from sqlanon.proxy.server import ProxyError
+
+CHUNK = 1 << 18
+#: a database reply message may be as large as a row (up to 1 GB in PostgreSQL)
+MAX_REPLY = 1 << 30
+_D, _C, _E = ord("D"), ord("C"), ord("E")
+
+
+class BackendLost(Exception):
+    """The database connection broke; the statement's outcome is unknown."""
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str
+    port: int
+    user: str
+    password: str
+    database: str
+    sslmode: str
+
+    @classmethod
+    def from_url(cls, url: str) -> "Target":
+        u = make_url(url)
+        if u.get_backend_name() != "postgresql":
+            raise ProxyError("the PostgreSQL front-end relays to a PostgreSQL database: give a postgresql URL")
+        q = {k: (v[0] if isinstance(v, tuple) else v) for k, v in u.query.items()}
+        return cls(u.host or q.get("host", "127.0.0.1"), int(u.port or q.get("port", 5432)), u.username or "",
+                   u.password or "", u.database or "postgres", q.get("sslmode", "prefer"))
+
+
+class Backend:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader = reader
+        self.writer = writer
+        self.framer = codec.Framer(MAX_REPLY)
+        self.framer.startup = False
+        self.params: dict[str, str] = {}
+        self.key = (0, 0)
+        self.status = b"I"
+        self.broken = False
+
+    def send(self, data: bytes) -> None:
+        if self.broken:
+            raise BackendLost("the database connection is closed")
+        self.writer.write(data)
+
+    async def message(self) -> tuple[bytes, bytes]:
+        """The next reply message."""
+        while True:
+            msg = self.framer.next()
+            if msg is not None:
+                if msg[0] == b"Z":
+                    self.status = msg[1]
+                return msg
+            await self._fill()
+
+    async def _fill(self) -> None:
+        try:
+            data = await self.reader.read(CHUNK)
+        except (ConnectionError, OSError) as e:
+            self.broken = True
+            raise BackendLost(str(e)) from None
+        if not data:
+            self.broken = True
+            raise BackendLost("the database closed the connection")
+        self.framer.feed(data)
+
+    async def relay(self, write: Callable[[bytes], object], drain: Callable[[], object],
+                    stops: bytes) -> tuple[int, int, bytes]:
+        """Copy reply messages to the client until one whose type is in ``stops`` (included).
+        Returns that message's type, and the type and body of the last CommandComplete or
+        ErrorResponse (for the audit trail)."""
+        buf = self.framer.buf
+        last_typ, last = 0, b""
+        while True:
+            pos, n = 0, len(buf)
+            while pos + 5 <= n:
+                typ = buf[pos]
+                end = pos + 1 + int.from_bytes(buf[pos + 1:pos + 5], "big")
+                if end > n:
+                    break
+                if typ != _D:
+                    if typ == _C or typ == _E:
+                        last_typ, last = typ, bytes(buf[pos + 5:end])
+                    if typ in stops:
+                        if typ == ord("Z"):
+                            self.status = bytes(buf[pos + 5:end])
+                        write(bytes(buf[:end]))
+                        del buf[:end]
+                        return typ, last_typ, last
+                pos = end
+            if pos:
+                write(bytes(buf[:pos]))
+                del buf[:pos]
+                await drain()
+            await self._fill()
+
+    def close(self) -> None:
+        if not self.broken:
+            self.broken = True
+            try:
+                self.writer.write(codec.TERMINATE)
+            except Exception:  # noqa: BLE001 - closing anyway
+                pass
+        self.writer.close()
+
+
+async def connect(t: Target) -> Backend:
+    reader, writer = await asyncio.open_connection(t.host, t.port, limit=CHUNK)
+    try:
+        if t.sslmode != "disable":
+            writer.write(codec.SSL_REQUEST_PACKET)
+            answer = await reader.readexactly(1)
+            if answer == b"S":
+                ctx = ssl.create_default_context()
+                if t.sslmode in ("prefer", "allow", "require"):
+                    ctx.check_hostname = False
+                    ctx.verify_mode = ssl.CERT_NONE
+                await writer.start_tls(ctx, server_hostname=t.host)
+            elif t.sslmode in ("require", "verify-ca", "verify-full"):
+                raise ProxyError("the database refused TLS, which the --db URL requires")
+        b = Backend(reader, writer)
+        b.send(codec.startup({"user": t.user, "database": t.database, "client_encoding": "UTF8",
+                              "standard_conforming_strings": "on", "application_name": "sqlanon-proxy"}))
+        await _login(b, t)
+        return b
+    except BaseException:
+        writer.close()
+        raise
+
+
+async def _login(b: Backend, t: Target) -> None:
+    scram: ScramClient | None = None
+    while True:
+        typ, body = await b.message()
+        if typ == b"E":
+            raise ProxyError(f"the database refused the proxy's login: {codec.error_fields(body).get('M', '')}")
+        if typ == b"R":
+            r = codec.Reader(body)
+            code = r.int32()
+            if code == 3:  # cleartext password
+                b.send(codec.message(b"p", codec.cstr(t.password)))
+            elif code == 5:  # MD5
+                inner = hashlib.md5((t.password + t.user).encode()).hexdigest().encode()
+                b.send(codec.message(b"p", codec.cstr("md5" + hashlib.md5(inner + r.bytes(4)).hexdigest())))
+            elif code == 10:
+                scram = ScramClient(t.password)
+                first = scram.first()
+                b.send(codec.message(b"p", codec.cstr("SCRAM-SHA-256") + codec.int32(len(first)) + first))
+            elif code == 11 and scram is not None:
+                b.send(codec.message(b"p", scram.final(r.rest())))
+            elif code == 12 and scram is not None:
+                try:
+                    scram.check(r.rest())
+                except AuthFailed as e:
+                    raise ProxyError(str(e)) from None
+            elif code != 0:
+                raise ProxyError(f"unsupported database authentication request {code}")
+        elif typ == b"S":
+            r = codec.Reader(body)
+            name = r.cstring()
+            b.params[name] = r.cstring()
+        elif typ == b"K":
+            r = codec.Reader(body)
+            b.key = (r.int32(), r.int32())
+        elif typ == b"Z":
+            return
+
+
+async def cancel(t: Target, key: tuple[int, int]) -> None:
+    """Ask the database to cancel what the connection with ``key`` runs (a new connection)."""
+    try:
+        _, writer = await asyncio.open_connection(t.host, t.port)
+    except OSError:
+        return
+    writer.write(codec.int32(16) + codec.int32(codec.CANCEL_REQUEST) + codec.int32(key[0]) + codec.int32(key[1]))
+    try:
+        await writer.drain()
+    finally:
+        writer.close()
+
+
+class Pool:
+    """At most ``size`` database connections; a client waits for one rather than fails."""
+
+    def __init__(self, target: Target, size: int):
+        self.target = target
+        self.idle: list[Backend] = []
+        self.slots = asyncio.Semaphore(size)
+
+    async def acquire(self) -> Backend:
+        await self.slots.acquire()
+        try:
+            while self.idle:
+                b = self.idle.pop()
+                if not b.broken and not b.reader.at_eof():
+                    return b
+                b.close()
+            return await connect(self.target)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def release(self, b: Backend, *, reuse: bool) -> None:
+        if reuse and not b.broken and b.status == b"I":
+            self.idle.append(b)
+        else:
+            b.close()
+        self.slots.release()
+
+    def close(self) -> None:
+        for b in self.idle:
+            b.close()
+        self.idle.clear()

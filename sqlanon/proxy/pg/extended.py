@@ -1,0 +1,217 @@
+"""The extended query protocol: Parse, Bind, Describe, Execute, Close, Sync, Flush.
+
+Parse only stores the client's text. Bind is where a statement is decided: the parameters
+become typed literals of the parsed statement (``values.py``), and the resulting text goes
+through the gate exactly as a simple query would. A relayed portal is created on the database
+with the admitted text and no parameters, in lock-step with the client (each step flushed, its
+reply forwarded in place); a protected-table portal runs in the library at Bind and is
+answered from its result. An error skips everything up to the client's Sync.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlanon.errors import QueryRejected, SqlanonError
+from sqlanon.parse import parse
+from sqlanon.proxy.pg import codec, gate, values
+from sqlanon.proxy.pg.results import Rows
+
+if TYPE_CHECKING:
+    from sqlanon.proxy.pg.session import PgSession
+
+
+@dataclass
+class Statement:
+    text: str
+    types: list[int]
+
+
+@dataclass
+class Portal:
+    decision: gate.Decision
+    rows: Rows | None = None
+
+
+def bound_sql(stmt: Statement, bind: codec.Bind | None) -> str:
+    """The statement with its parameters as literals (typed NULLs when ``bind`` is None: a
+    Describe of the statement); the text unchanged when it has none."""
+    if "$" not in stmt.text and (bind is None or not bind.params):
+        return stmt.text
+    tree = parse(stmt.text, "postgres").tree
+    needed = max(values.parameter_count(tree), len(stmt.types))
+    types = stmt.types + [0] * (needed - len(stmt.types))
+    if bind is None:
+        literals = [values.literal(t, 0, None) for t in types]
+    else:
+        if len(bind.params) != needed:
+            raise values.BadValue(f"bind message supplies {len(bind.params)} parameters, but prepared statement "
+                                  f"requires {needed}")
+        formats = codec.formats_for(bind.param_formats, needed)
+        literals = [values.literal(t, f, raw) for t, f, raw in zip(types, formats, bind.params)]
+    return values.substitute(tree, literals).sql(dialect="postgres", unsupported_level="RAISE", comments=False)
+
+
+class Extended:
+    def __init__(self) -> None:
+        self.statements: dict[str, Statement] = {}
+        self.portals: dict[str, Portal] = {}
+        #: an error happened in this batch: skip to Sync
+        self.skipping = False
+
+    async def parse(self: "PgSession", body: bytes) -> None:
+        name, text, types = codec.decode_parse(body)
+        if name and name in self.statements:
+            return self.fail("42P05", f'prepared statement "{name}" already exists')
+        self.statements[name] = Statement(text, types)
+        self.write(codec.PARSE_COMPLETE)
+
+    async def bind(self: "PgSession", body: bytes) -> None:
+        b = codec.decode_bind(body)
+        stmt = self.statements.get(b.statement)
+        if stmt is None:
+            return self.fail("26000", f'prepared statement "{b.statement}" does not exist')
+        if b.portal and b.portal in self.portals:
+            return self.fail("42P03", f'cursor "{b.portal}" already exists')
+        sql = await self.offload(bound_sql, stmt, b)
+        decision = None if sql is None else await self.decide(sql)
+        if decision is None:
+            self.skipping = True
+            return
+        portal = Portal(decision)
+        if decision.kind == "library":
+            result = await self.run_library(decision.sql)
+            if result is None:
+                self.skipping = True
+                return
+            portal.rows = Rows(result, b.result_formats)
+        elif decision.kind == "relay":
+            sent = codec.parse("", decision.sql) + codec.bind(b.portal, "", b.result_formats)
+            if await self.exchange(sent, b"1", b"2E") == b"E":
+                self.skipping = True
+                return
+        self.portals[b.portal] = portal
+        if decision.kind != "relay":
+            self.write(codec.BIND_COMPLETE)
+
+    async def describe(self: "PgSession", body: bytes) -> None:
+        r = codec.Reader(body)
+        kind, name = r.byte(), r.cstring()
+        r.end()
+        if kind == b"S":
+            stmt = self.statements.get(name)
+            if stmt is None:
+                return self.fail("26000", f'prepared statement "{name}" does not exist')
+            sql = await self.offload(bound_sql, stmt, None)
+            decision = None if sql is None else await self.decide(sql)
+            if decision is None:
+                self.skipping = True
+                return
+            needed = await self.offload(lambda: max(values.parameter_count(parse(stmt.text, "postgres").tree),
+                                                    len(stmt.types)) if "$" in stmt.text else len(stmt.types))
+            self.write(codec.parameter_description([t or values.TEXT for t in
+                                                    stmt.types + [0] * ((needed or 0) - len(stmt.types))]))
+            if decision.kind == "relay":
+                sent = codec.parse("", decision.sql) + codec.describe(b"S", "")
+                if await self.exchange(sent, b"1t", b"TnE") == b"E":
+                    self.skipping = True
+            elif decision.kind == "library":
+                self.fail("0A000", "describing a prepared statement over a protected table: its columns are "
+                                   "known once it runs; describe the portal after Bind")
+            else:
+                self.write(codec.NO_DATA)
+            return
+        portal = self.portals.get(name)
+        if portal is None or kind != b"P":
+            return self.fail("34000", f'portal "{name}" does not exist')
+        if portal.rows is not None:
+            self.write(portal.rows.description())
+        elif portal.decision.kind == "relay":
+            if await self.exchange(codec.describe(b"P", name), b"", b"TnE") == b"E":
+                self.skipping = True
+        else:
+            self.write(codec.NO_DATA)
+
+    async def execute(self: "PgSession", body: bytes) -> None:
+        r = codec.Reader(body)
+        name, max_rows = r.cstring(), r.int32()
+        r.end()
+        portal = self.portals.get(name)
+        if portal is None:
+            return self.fail("34000", f'portal "{name}" does not exist')
+        if portal.rows is not None:
+            await portal.rows.send(self, max_rows)
+        elif portal.decision.kind == "relay":
+            backend = await self.acquire()
+            t0 = time.perf_counter()
+            backend.send(codec.execute(name, max_rows) + codec.FLUSH)
+            self.busy = True
+            try:
+                stop, last_typ, last = await backend.relay(self.write, self.drain, b"CsIE")
+            finally:
+                self.busy = False
+            if stop == ord("E"):
+                self.skipping = True
+            if stop != ord("s"):
+                self.pinned |= portal.decision.pins and last_typ == ord("C")
+                self.audit(portal.decision.sql, t0, last_typ, last)
+        else:
+            self.write(codec.EMPTY_QUERY)
+
+    async def close(self: "PgSession", body: bytes) -> None:
+        r = codec.Reader(body)
+        kind, name = r.byte(), r.cstring()
+        r.end()
+        if kind == b"S":
+            self.statements.pop(name, None)
+        elif kind == b"P":
+            portal = self.portals.pop(name, None)
+            if portal is not None and portal.decision.kind == "relay" and self.backend is not None:
+                await self.exchange(codec.close(b"P", name), b"3", b"3E")
+        else:
+            raise codec.ProtocolViolation("Close of something other than a statement or portal")
+        self.write(codec.CLOSE_COMPLETE)
+
+    async def sync(self: "PgSession", _: bytes) -> None:
+        self.skipping = False
+        if self.backend is not None:
+            self.backend.send(codec.SYNC)
+            await self.backend.relay(self.write, self.drain, b"Z")
+            self.cycle_done()
+        else:
+            self.write(codec.ready(self.tx))
+        if self.tx == b"I":
+            self.portals.clear()
+
+    async def flush(self: "PgSession", _: bytes) -> None:
+        await self.drain()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def fail(self: "PgSession", sqlstate: str, message: str) -> None:
+        self.write(codec.error(sqlstate, message))
+        self.skipping = True
+
+    async def offload(self: "PgSession", fn, *args):  # type: ignore[no-untyped-def]
+        """``fn(*args)`` in the deciding threads; None after an ErrorResponse was written."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.front.decide, fn, *args)
+        except SqlanonError as e:
+            if isinstance(e, QueryRejected) and self.session is not None:
+                self.session.record(str(args[0].text if isinstance(args[0], Statement) else args[0]), "rejected",
+                                    construct=e.construct, message=e.message, seconds=0.0)
+            self.write(codec.error(e.sqlstate, e.message))
+            return None
+
+    async def exchange(self: "PgSession", data: bytes, swallow: bytes, stops: bytes) -> bytes:
+        """Send ``data`` and a Flush; forward the replies (except those in ``swallow``) up to the
+        first one in ``stops``, whose type is returned."""
+        backend = await self.acquire()
+        backend.send(data + codec.FLUSH)
+        while True:
+            typ, body = await backend.message()
+            if typ[0] not in swallow:
+                self.write(codec.message(typ, body))
+            if typ[0] in stops:
+                return typ

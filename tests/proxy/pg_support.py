@@ -1,0 +1,155 @@
+"""The PostgreSQL front-end under test: a fresh database with the patients table (protected) and
+two unprotected tables, a users file, test certificates, and the proxy running in-process on a
+free port (a thread with its own event loop). Fixtures live here, not in a shared conftest."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import subprocess
+import threading
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Iterator
+
+import psycopg
+import pytest
+import sqlalchemy as sa
+import yaml
+
+from sqlanon.demo import PATIENTS
+from sqlanon.proxy.server import ProxyConfig, serve
+from sqlanon.proxy.users import set_user
+from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY
+from tests.conftest import fresh_database
+from tests.helpers import load_table
+from tests.servers.local import free_port
+
+PASSWORD = "s3cret pass"
+WARDS = [("A", 1, Decimal("12.50"), 1.5, dt.date(2020, 1, 2), True), ("B", 2, Decimal("-0.125"), -2.25,
+                                                                          dt.date(1999, 12, 31), False),
+         ("C", 3, None, None, None, None)]
+
+
+@dataclass
+class Running:
+    """A proxy in front of a database: where to connect and how."""
+
+    port: int
+    db_url: str
+    database: str
+    users: Path
+    policy: Path
+    tls_dir: Path
+
+    def conninfo(self, user: str = "alice", password: str = PASSWORD, **kw: str) -> str:
+        parts = {"host": "127.0.0.1", "port": str(self.port), "user": user, "password": password,
+                 "dbname": self.database, "sslmode": "disable", "connect_timeout": "10"}
+        parts.update(kw)
+        return " ".join(f"{k}='{v}'" for k, v in parts.items())
+
+    def connect(self, **kw: str) -> psycopg.Connection:
+        return psycopg.connect(self.conninfo(**kw), autocommit=True)
+
+
+class ProxyThread:
+    """``sqlanon.proxy.server.serve`` on an event loop of its own thread."""
+
+    def __init__(self, config: ProxyConfig):
+        self.config = config
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.started = threading.Event()
+        self.error: BaseException | None = None
+        self.task: asyncio.Task | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            ready = asyncio.Event()
+            self.loop = asyncio.get_running_loop()
+            self.task = asyncio.ensure_future(serve(self.config, ready))
+            waiter = asyncio.ensure_future(ready.wait())
+            await asyncio.wait([waiter, self.task], return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            self.started.set()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+
+        try:
+            with asyncio.Runner() as runner:  # closing it cancels and finishes every task
+                runner.run(main())
+        except BaseException as e:  # noqa: BLE001 - reported to the test
+            self.error = e
+        finally:
+            self.started.set()
+
+    def start(self) -> "ProxyThread":
+        self.thread.start()
+        self.started.wait(30)
+        if self.error is not None or (self.task is not None and self.task.done()):
+            raise RuntimeError(f"proxy did not start: {self.error or self.task.exception()}")
+        return self
+
+    def stop(self) -> None:
+        if self.task is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+        self.thread.join(30)
+
+
+def make_certificate(directory: Path) -> tuple[Path, Path]:
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def prepare(url: str, tmp: Path) -> tuple[Path, Path]:
+    """Tables, policy and users file in ``tmp``."""
+    load_table(url, "patients", PATIENT_COLS, PATIENTS)
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE TABLE wards (ward text, floor int, cost numeric(10,3), ratio float8, "
+                          "opened date, active boolean)")
+        c.execute(sa.text("INSERT INTO wards VALUES (:a, :b, :c, :d, :e, :f)"),
+                  [dict(zip("abcdef", w)) for w in WARDS])
+        c.exec_driver_sql("CREATE TABLE numbers AS SELECT g AS n, md5(g::text) AS h FROM generate_series(1, 20000) g")
+    engine.dispose()
+    policy = tmp / "policy.yml"
+    policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
+    users = tmp / "users.yml"
+    set_user(users, "alice", PASSWORD)
+    set_user(users, "bob", "another one")
+    return policy, users
+
+
+def start_proxy(running: Running, **kw) -> tuple[ProxyThread, int]:
+    port = free_port()
+    config = ProxyConfig(running.db_url, running.policy, running.users, listen_pg=("127.0.0.1", port), **kw)
+    return ProxyThread(config).start(), port
+
+
+@pytest.fixture(scope="module")
+def pg_proxy(servers, tmp_path_factory) -> Iterator[Running]:
+    """One database and one proxy (TLS offered, not required) for a test module."""
+    tmp = tmp_path_factory.mktemp("pgproxy")
+    with fresh_database("postgresql", servers, tmp) as url:
+        policy, users = prepare(url, tmp)
+        cert, key = make_certificate(tmp)
+        running = Running(0, url, sa.engine.make_url(url).database, users, policy, tmp)
+        proxy, running.port = start_proxy(running, tls_cert=cert, tls_key=key)
+        try:
+            yield running
+        finally:
+            proxy.stop()
+
+
+def temp_tables(url: str) -> list[str]:
+    """Temporary tables any session of the database still holds."""
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        names = [r[0] for r in c.exec_driver_sql(
+            "SELECT relname FROM pg_class WHERE relpersistence = 't' AND relkind = 'r'")]
+    engine.dispose()
+    return names
