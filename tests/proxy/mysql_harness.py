@@ -85,13 +85,18 @@ class RunningProxy:
             return
         self._ready.set()
         self.loop.run_forever()
+        self.loop.run_until_complete(self._shutdown())
+        self.loop.close()
+
+    async def _shutdown(self) -> None:
+        self.server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def stop(self) -> None:
-        def close() -> None:
-            self.server.close()
-            self.loop.stop()
-
-        self.loop.call_soon_threadsafe(close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.proxy.close()
 
