@@ -9,7 +9,10 @@ does not understand. Executable comments are refused before parsing, as the libr
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -63,6 +66,34 @@ class Verdict:
 
     kind: str
     sql: str | None = None
+
+
+class VerdictCache:
+    """Verdicts for statement texts seen before, per policy and schema: a client that repeats a
+    statement skips parsing and analysis (0.5–1.5 ms each). Only what passes is kept: a rejection
+    is decided and audited again, and a query over a protected table runs the library anyway.
+    A new policy object or a refreshed schema (a new ``tables`` dict) misses."""
+
+    def __init__(self, size: int = 4096, longest: int = 4096):
+        self.size, self.longest = size, longest
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[int, str], tuple[Any, Any, Verdict]] = OrderedDict()
+
+    def get(self, policy: Any, tables: Any, sql: str) -> Verdict | None:
+        with self._lock:
+            entry = self._entries.get((id(policy), sql))
+            if entry is None or entry[0] is not policy or entry[1] is not tables:
+                return None
+            self._entries.move_to_end((id(policy), sql))
+            return entry[2]
+
+    def put(self, policy: Any, tables: Any, sql: str, verdict: Verdict) -> None:
+        if verdict.kind == "library" or len(sql) > self.longest:
+            return
+        with self._lock:
+            self._entries[(id(policy), sql)] = (policy, tables, verdict)
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
 
 
 def classify(sql: str, database: str, tables: set[str], protected: set[str]) -> Verdict:

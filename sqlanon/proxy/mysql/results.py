@@ -16,37 +16,30 @@ from sqlanon.proxy.mysql import codec
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def _kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "int"
-    if isinstance(v, int):
-        return "int" if INT64[0] <= v <= INT64[1] else "decimal"
-    if isinstance(v, float):
-        return "float"
-    if isinstance(v, Decimal):
+#: Python type → kind of column
+KINDS = {bool: "int", int: "int", float: "float", Decimal: "decimal", dt.datetime: "datetime", dt.date: "date",
+         dt.timedelta: "time", bytes: "bytes", bytearray: "bytes", str: "text"}
+
+
+def _kind(values: Sequence[Any]) -> str:
+    kinds = {KINDS.get(t, "text") for t in set(map(type, values)) if t is not type(None)}
+    kind = kinds.pop() if len(kinds) == 1 else "text"
+    if kind == "int" and not all(INT64[0] <= v <= INT64[1] for v in values if v is not None):
         return "decimal"
-    if isinstance(v, dt.datetime):
-        return "datetime"
-    if isinstance(v, dt.date):
-        return "date"
-    if isinstance(v, dt.timedelta):
-        return "time"
-    if isinstance(v, (bytes, bytearray)):
-        return "bytes"
-    return "text"
+    return kind
 
 
 def columns(names: Sequence[str], rows: Sequence[Sequence[Any]], charset: int) -> list[codec.Column]:
     out = []
-    for i, name in enumerate(names):
-        kinds = {_kind(r[i]) for r in rows if r[i] is not None}
-        kind = kinds.pop() if len(kinds) == 1 else "text"
+    by_column = list(zip(*rows)) if rows else [() for _ in names]
+    for name, values in zip(names, by_column):
+        kind = _kind(values)
         if kind == "int":
             out.append(codec.Column(name, codec.LONGLONG, codec.BINARY_CHARSET, 20, codec.BINARY_FLAG))
         elif kind == "float":
             out.append(codec.Column(name, codec.DOUBLE, codec.BINARY_CHARSET, 22, codec.BINARY_FLAG, 31))
         elif kind == "decimal":
-            scale = max((-r[i].as_tuple().exponent for r in rows if isinstance(r[i], Decimal)), default=0)
+            scale = max((-v.as_tuple().exponent for v in values if isinstance(v, Decimal)), default=0)
             out.append(codec.Column(name, codec.NEWDECIMAL, codec.BINARY_CHARSET, 65, codec.BINARY_FLAG,
                                     max(0, min(int(scale), 30))))
         elif kind in ("datetime", "date", "time"):
@@ -55,12 +48,15 @@ def columns(names: Sequence[str], rows: Sequence[Sequence[Any]], charset: int) -
         elif kind == "bytes":
             out.append(codec.Column(name, codec.BLOB, codec.BINARY_CHARSET, 1 << 24, codec.BINARY_FLAG))
         else:
-            width = max((len(str(r[i])) for r in rows if r[i] is not None), default=1)
+            width = max((len(str(v)) for v in set(values) if v is not None), default=1)
             out.append(codec.Column(name, codec.VAR_STRING, charset, max(width, 1) * 4))
     return out
 
 
-def _text(v: Any, col: codec.Column, encoding: str) -> bytes:
+def _text(v: Any, encoding: str) -> bytes:
+    """A value as the text protocol writes it."""
+    if isinstance(v, str):
+        return v.encode(encoding, "replace")
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if isinstance(v, bool):
@@ -86,8 +82,19 @@ def time_text(v: dt.timedelta) -> str:
     return text + (f".{total.microseconds:06d}" if total.microseconds else "")
 
 
+#: one-byte length prefixes, the common case of a text value
+_SHORT = [bytes([n]) for n in range(251)]
+
+
 def text_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
-    return b"".join(b"\xfb" if v is None else codec.lenenc_str(_text(v, c, encoding)) for v, c in zip(row, cols))
+    parts = []
+    for v in row:
+        if v is None:
+            parts.append(b"\xfb")
+            continue
+        b = v.encode(encoding, "replace") if type(v) is str else _text(v, encoding)
+        parts.append((_SHORT[len(b)] if len(b) < 251 else codec.lenenc_int(len(b))) + b)
+    return b"".join(parts)
 
 
 def binary_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
@@ -106,7 +113,7 @@ def binary_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) 
         elif c.type == codec.TIME:
             values.append(_binary_time(v))
         else:
-            values.append(codec.lenenc_str(_text(v, c, encoding)))
+            values.append(codec.lenenc_str(_text(v, encoding)))
     return b"\x00" + bytes(nulls) + b"".join(values)
 
 

@@ -16,7 +16,7 @@ import ssl
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-from sqlanon.proxy.mysql import auth, codec
+from sqlanon.proxy.mysql import auth, codec, gate
 from sqlanon.proxy.mysql.backend import Backend, Target
 from sqlanon.proxy.mysql.session import ClientSession
 from sqlanon.proxy.server import Proxy
@@ -49,6 +49,7 @@ class Shared:
             self.capabilities |= codec.SSL
         self.keys = auth.Keys()
         self.cache = auth.FastCache()
+        self.verdicts = gate.VerdictCache()
         self.library_slots = asyncio.Semaphore(LIBRARY_SLOTS)
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="sqlanon-mysql")
         self.ids = itertools.count(1)

@@ -214,20 +214,24 @@ class ClientSession:
     def decide(self, sql: str) -> Verdict:
         """Gate, then library (runs in a worker thread; rejections are recorded in the audit)."""
         assert self.lib is not None
-        db = self.lib.db
+        db, policy = self.lib.db, self.lib.policy
+        tables = db.tables
         try:
-            verdict = gate.classify(sql, self.shared.database, set(db.tables), set(self.lib.policy.tables))
+            verdict = gate.classify(sql, self.shared.database, set(tables), set(policy.tables))
         except QueryRejected as e:
             self.lib.record(sql, "rejected", construct=e.construct, message=e.message)
             raise
-        if verdict.kind != "library":
-            return verdict
-        admission = self.lib.admit(sql)
-        return Verdict("forward", admission.passthrough) if admission.passthrough is not None else verdict
+        if verdict.kind == "library":
+            admission = self.lib.admit(sql)
+            if admission.passthrough is not None:
+                verdict = Verdict("forward", admission.passthrough)
+        self.shared.verdicts.put(policy, tables, sql, verdict)
+        return verdict
 
     async def _sql(self, sql: str, *, binary: bool) -> None:
-        verdict = await self.shared.run(self.decide, sql)
         assert self.lib is not None
+        verdict = self.shared.verdicts.get(self.lib.policy, self.lib.db.tables, sql) or \
+            await self.shared.run(self.decide, sql)
         if verdict.kind == "ok":
             self.lib.record(sql, "passed")
             await self.send(codec.ok(self.caps, self.status))
