@@ -190,8 +190,13 @@ def test_audit_trail(pg_proxy, caplog):
         c.execute("SELECT age, disease FROM patients")
         with pytest.raises(psycopg.Error):
             c.execute("SET ROLE postgres")
-    events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "sqlanon.audit"]
-    mine = [e for e in events if e["client"] == "alice" and e["front_end"] == "proxy-postgresql"]
+
+    def alices() -> list[dict]:
+        events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "sqlanon.audit"]
+        return [e for e in events if e["client"] == "alice" and e["front_end"] == "proxy-postgresql"]
+
+    wait_for(lambda: any(e["decision"] == "passed" for e in alices()))  # relayed events: the audit thread
+    mine = alices()
     decisions = {(e["decision"], e.get("rows")) for e in mine}
     assert ("passed", 1) in decisions
     assert any(e["decision"] == "anonymized" and e["table"] == "patients" for e in mine)

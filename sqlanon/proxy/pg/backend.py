@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ssl
+import struct
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,7 +28,16 @@ from sqlanon.proxy.server import ProxyError
 CHUNK = 1 << 18
 #: a database reply message may be as large as a row (up to 1 GB in PostgreSQL)
 MAX_REPLY = 1 << 30
-_D, _C, _E = ord("D"), ord("C"), ord("E")
+_D, _C, _E, _Z = ord("D"), ord("C"), ord("E"), ord("Z")
+_LEN = struct.Struct("!i").unpack_from
+
+
+def _take(buf: bytearray, n: int) -> bytes:
+    """The first ``n`` bytes of ``buf``, removed from it (one copy)."""
+    with memoryview(buf) as view:
+        out = bytes(view[:n])
+    del buf[:n]
+    return out
 
 
 class BackendLost(Exception):
@@ -63,11 +73,13 @@ class Backend:
         self.key = (0, 0)
         self.status = b"I"
         self.broken = False
+        #: messages not yet handed to the transport: sent together when a reply is awaited
+        self.out = bytearray()
 
     def send(self, data: bytes) -> None:
         if self.broken:
             raise BackendLost("the database connection is closed")
-        self.writer.write(data)
+        self.out += data
 
     async def message(self) -> tuple[bytes, bytes]:
         """The next reply message."""
@@ -81,6 +93,9 @@ class Backend:
 
     async def _fill(self) -> None:
         try:
+            if self.out:
+                self.writer.write(bytes(self.out))
+                self.out.clear()
             data = await self.reader.read(CHUNK)
         except (ConnectionError, OSError) as e:
             self.broken = True
@@ -94,29 +109,41 @@ class Backend:
                     stops: bytes) -> tuple[int, int, bytes]:
         """Copy reply messages to the client until one whose type is in ``stops`` (included).
         Returns that message's type, and the type and body of the last CommandComplete or
-        ErrorResponse (for the audit trail)."""
+        ErrorResponse (for the audit trail).
+
+        DataRows, the bulk of a result, are skipped by their length and passed on as they
+        arrive, a row cut by the end of a read included: the proxy holds one read, not a row."""
         buf = self.framer.buf
         last_typ, last = 0, b""
+        #: where the next message starts, counted from the start of ``buf`` (beyond its end
+        #: while a DataRow continues in the next read)
+        pos = 0
         while True:
-            pos, n = 0, len(buf)
+            n = len(buf)
             while pos + 5 <= n:
+                length = _LEN(buf, pos + 1)[0]
+                if length < 4:
+                    self.broken = True
+                    raise BackendLost("the database sent a malformed message")
                 typ = buf[pos]
-                end = pos + 1 + int.from_bytes(buf[pos + 1:pos + 5], "big")
+                if typ == _D:
+                    pos += 1 + length
+                    continue
+                end = pos + 1 + length
                 if end > n:
                     break
-                if typ != _D:
-                    if typ == _C or typ == _E:
-                        last_typ, last = typ, bytes(buf[pos + 5:end])
-                    if typ in stops:
-                        if typ == ord("Z"):
-                            self.status = bytes(buf[pos + 5:end])
-                        write(bytes(buf[:end]))
-                        del buf[:end]
-                        return typ, last_typ, last
+                if typ == _C or typ == _E:
+                    last_typ, last = typ, bytes(buf[pos + 5:end])
+                if typ in stops:
+                    if typ == _Z:
+                        self.status = bytes(buf[pos + 5:end])
+                    write(_take(buf, end))
+                    return typ, last_typ, last
                 pos = end
-            if pos:
-                write(bytes(buf[:pos]))
-                del buf[:pos]
+            cut = min(pos, n)
+            if cut:
+                write(_take(buf, cut))
+                pos -= cut
                 await drain()
             await self._fill()
 
@@ -124,7 +151,7 @@ class Backend:
         if not self.broken:
             self.broken = True
             try:
-                self.writer.write(codec.TERMINATE)
+                self.writer.write(bytes(self.out) + codec.TERMINATE)
             except Exception:  # noqa: BLE001 - closing anyway
                 pass
         self.writer.close()

@@ -3,16 +3,17 @@
 Parse only stores the client's text. Bind is where a statement is decided: the parameters
 become typed literals of the parsed statement (``values.py``), and the resulting text goes
 through the gate exactly as a simple query would. A relayed portal is created on the database
-with the admitted text and no parameters, in lock-step with the client (each step flushed, its
-reply forwarded in place); a protected-table portal runs in the library at Bind and is
-answered from its result. An error skips everything up to the client's Sync.
+with the admitted text and no parameters, and the database's replies are forwarded in place; a
+protected-table portal runs in the library at Bind and is answered from its result. An error
+skips everything up to the client's Sync.
 """
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.parse import parse
@@ -20,6 +21,7 @@ from sqlanon.proxy.pg import codec, gate, values
 from sqlanon.proxy.pg.results import Rows
 
 if TYPE_CHECKING:
+    from sqlanon.proxy.pg.backend import Backend
     from sqlanon.proxy.pg.session import PgSession
 
 
@@ -54,12 +56,31 @@ def bound_sql(stmt: Statement, bind: codec.Bind | None) -> str:
     return values.substitute(tree, literals).sql(dialect="postgres", unsupported_level="RAISE", comments=False)
 
 
+@dataclass
+class Expect:
+    """Replies of the database still to come for messages already sent, in client order:
+    forward them except ``swallow`` up to one of ``stops`` (``stream``: a result's rows)."""
+
+    swallow: bytes
+    stops: bytes
+    stream: bool = False
+    #: the client's Sync: the end of a batch, read without a Flush
+    sync: bool = False
+    done: Callable[[int, int, bytes], None] | None = None
+
+
 class Extended:
+    """Relayed steps are pipelined: sent to the database at once, their replies read in order
+    (``settle``) when the client waits — at Sync, or when its input is exhausted — or before any
+    local step that has effects (a library run, a decision in a thread)."""
+
     def __init__(self) -> None:
         self.statements: dict[str, Statement] = {}
         self.portals: dict[str, Portal] = {}
         #: an error happened in this batch: skip to Sync
         self.skipping = False
+        #: replies owed to the client in order: local bytes, or replies of the database
+        self.pending: deque[bytes | Expect] = deque()
 
     async def parse(self: "PgSession", body: bytes) -> None:
         name, text, types = codec.decode_parse(body)
@@ -75,23 +96,27 @@ class Extended:
             return self.fail("26000", f'prepared statement "{b.statement}" does not exist')
         if b.portal and b.portal in self.portals:
             return self.fail("42P03", f'cursor "{b.portal}" already exists')
-        sql = await self.offload(bound_sql, stmt, b)
+        if "$" in stmt.text or b.params:
+            await self.settle()
+            sql = await self.offload(bound_sql, stmt, b)
+        else:
+            sql = stmt.text
         decision = None if sql is None else await self.decide(sql)
         if decision is None:
             self.skipping = True
             return
         portal = Portal(decision)
         if decision.kind == "library":
+            await self.settle()
             result = await self.run_library(decision.sql)
             if result is None:
                 self.skipping = True
                 return
             portal.rows = Rows(result, b.result_formats)
         elif decision.kind == "relay":
-            sent = codec.parse("", decision.sql) + codec.bind(b.portal, "", b.result_formats)
-            if await self.exchange(sent, b"1", b"2E") == b"E":
-                self.skipping = True
-                return
+            backend = await self.acquire()
+            backend.send(codec.parse("", decision.sql) + codec.bind(b.portal, "", b.result_formats))
+            self.pending.append(Expect(b"1", b"2E"))
         self.portals[b.portal] = portal
         if decision.kind != "relay":
             self.write(codec.BIND_COMPLETE)
@@ -101,36 +126,38 @@ class Extended:
         kind, name = r.byte(), r.cstring()
         r.end()
         if kind == b"S":
-            stmt = self.statements.get(name)
-            if stmt is None:
-                return self.fail("26000", f'prepared statement "{name}" does not exist')
-            sql = await self.offload(bound_sql, stmt, None)
-            decision = None if sql is None else await self.decide(sql)
-            if decision is None:
-                self.skipping = True
-                return
-            needed = await self.offload(lambda: max(values.parameter_count(parse(stmt.text, "postgres").tree),
-                                                    len(stmt.types)) if "$" in stmt.text else len(stmt.types))
-            self.write(codec.parameter_description([t or values.TEXT for t in
-                                                    stmt.types + [0] * ((needed or 0) - len(stmt.types))]))
-            if decision.kind == "relay":
-                sent = codec.parse("", decision.sql) + codec.describe(b"S", "")
-                if await self.exchange(sent, b"1t", b"TnE") == b"E":
-                    self.skipping = True
-            elif decision.kind == "library":
-                self.fail("0A000", "describing a prepared statement over a protected table: its columns are "
-                                   "known once it runs; describe the portal after Bind")
-            else:
-                self.write(codec.NO_DATA)
-            return
+            return await self._describe_statement(name)
         portal = self.portals.get(name)
         if portal is None or kind != b"P":
             return self.fail("34000", f'portal "{name}" does not exist')
         if portal.rows is not None:
             self.write(portal.rows.description())
         elif portal.decision.kind == "relay":
-            if await self.exchange(codec.describe(b"P", name), b"", b"TnE") == b"E":
-                self.skipping = True
+            (await self.acquire()).send(codec.describe(b"P", name))
+            self.pending.append(Expect(b"", b"TnE"))
+        else:
+            self.write(codec.NO_DATA)
+
+    async def _describe_statement(self: "PgSession", name: str) -> None:
+        stmt = self.statements.get(name)
+        if stmt is None:
+            return self.fail("26000", f'prepared statement "{name}" does not exist')
+        await self.settle()
+        sql = await self.offload(bound_sql, stmt, None)
+        decision = None if sql is None else await self.decide(sql)
+        needed = None if decision is None else await self.offload(
+            lambda: max(values.parameter_count(parse(stmt.text, "postgres").tree), len(stmt.types))
+            if "$" in stmt.text else len(stmt.types))
+        if decision is None or needed is None:
+            self.skipping = True
+            return
+        self.write(codec.parameter_description([t or values.TEXT for t in stmt.types + [0] * (needed - len(stmt.types))]))
+        if decision.kind == "relay":
+            (await self.acquire()).send(codec.parse("", decision.sql) + codec.describe(b"S", ""))
+            self.pending.append(Expect(b"1t", b"TnE"))
+        elif decision.kind == "library":
+            self.fail("0A000", "describing a prepared statement over a protected table: its columns are known "
+                               "once it runs; describe the portal after Bind")
         else:
             self.write(codec.NO_DATA)
 
@@ -142,21 +169,18 @@ class Extended:
         if portal is None:
             return self.fail("34000", f'portal "{name}" does not exist')
         if portal.rows is not None:
+            await self.settle()
             await portal.rows.send(self, max_rows)
         elif portal.decision.kind == "relay":
-            backend = await self.acquire()
             t0 = time.perf_counter()
-            backend.send(codec.execute(name, max_rows) + codec.FLUSH)
-            self.busy = True
-            try:
-                stop, last_typ, last = await backend.relay(self.write, self.drain, b"CsIE")
-            finally:
-                self.busy = False
-            if stop == ord("E"):
-                self.skipping = True
-            if stop != ord("s"):
-                self.pinned |= portal.decision.pins and last_typ == ord("C")
-                self.audit(portal.decision.sql, t0, last_typ, last)
+
+            def done(stop: int, last_typ: int, last: bytes) -> None:
+                if stop != ord("s"):
+                    self.pinned |= portal.decision.pins and last_typ == ord("C")
+                    self.audit(portal.decision.sql, t0, last_typ, last)
+
+            (await self.acquire()).send(codec.execute(name, max_rows))
+            self.pending.append(Expect(b"", b"CsIE", stream=True, done=done))
         else:
             self.write(codec.EMPTY_QUERY)
 
@@ -169,23 +193,27 @@ class Extended:
         elif kind == b"P":
             portal = self.portals.pop(name, None)
             if portal is not None and portal.decision.kind == "relay" and self.backend is not None:
-                await self.exchange(codec.close(b"P", name), b"3", b"3E")
+                self.backend.send(codec.close(b"P", name))
+                self.pending.append(Expect(b"3", b"3E"))
         else:
             raise codec.ProtocolViolation("Close of something other than a statement or portal")
         self.write(codec.CLOSE_COMPLETE)
 
     async def sync(self: "PgSession", _: bytes) -> None:
-        self.skipping = False
         if self.backend is not None:
             self.backend.send(codec.SYNC)
-            await self.backend.relay(self.write, self.drain, b"Z")
+            self.pending.append(Expect(b"", b"Z", stream=True, sync=True))
+            await self.settle()
             self.cycle_done()
         else:
-            self.write(codec.ready(self.tx))
+            await self.settle()
+            self.emit(codec.ready(self.tx))
+        self.skipping = False
         if self.tx == b"I":
             self.portals.clear()
 
     async def flush(self: "PgSession", _: bytes) -> None:
+        await self.settle()
         await self.drain()
 
     # -- helpers ---------------------------------------------------------------------------
@@ -204,14 +232,39 @@ class Extended:
             self.write(codec.error(e.sqlstate, e.message))
             return None
 
-    async def exchange(self: "PgSession", data: bytes, swallow: bytes, stops: bytes) -> bytes:
-        """Send ``data`` and a Flush; forward the replies (except those in ``swallow``) up to the
-        first one in ``stops``, whose type is returned."""
-        backend = await self.acquire()
-        backend.send(data + codec.FLUSH)
+    async def settle(self: "PgSession") -> None:
+        """Read the database's replies owed to the client, in order, and pass them on. After an
+        error the database skips to the Sync, and so do the replies owed until then."""
+        if not self.pending:
+            return
+        if self.backend is not None and not any(isinstance(i, Expect) and i.sync for i in self.pending):
+            self.backend.send(codec.FLUSH)
+        failed = False
+        self.busy = True
+        try:
+            while self.pending:
+                item = self.pending.popleft()
+                if isinstance(item, bytes):
+                    if not failed:
+                        self.emit(item)
+                    continue
+                if failed and not item.sync:
+                    continue
+                assert self.backend is not None
+                stop, last_typ, last = await self._receive(self.backend, item)
+                if item.done is not None:
+                    item.done(stop, last_typ, last)
+                if stop == ord("E") and not item.sync:
+                    failed = self.skipping = True
+        finally:
+            self.busy = False
+
+    async def _receive(self: "PgSession", backend: "Backend", item: Expect) -> tuple[int, int, bytes]:
+        if item.stream:
+            return await backend.relay(self.emit, self.drain, item.stops)
         while True:
             typ, body = await backend.message()
-            if typ[0] not in swallow:
-                self.write(codec.message(typ, body))
-            if typ[0] in stops:
-                return typ
+            if typ[0] not in item.swallow:
+                self.emit(codec.message(typ, body))
+            if typ[0] in item.stops:
+                return typ[0], typ[0] if typ in (b"C", b"E") else 0, body

@@ -1,8 +1,8 @@
 """The PostgreSQL listener: what every client connection of one proxy shares.
 
-The library is synchronous: statements are decided (parse, analyze) in one thread pool and
-anonymized queries run in another, so that no client blocks the event loop and a slow
-anonymization never delays another client's pass-through. The library's pool holds 5 + 10
+The library is synchronous: statements are decided (parse, analyze) in one thread pool,
+anonymized queries run in another and audit events are recorded in a third, so that no client
+blocks the event loop and a slow anonymization never delays another client's pass-through. The library's pool holds 5 + 10
 database connections by default; ``LIBRARY_WORKERS`` stays below that, so that a hundred clients
 queue for a worker instead of failing on an exhausted connection pool.
 """
@@ -35,6 +35,8 @@ class FrontEnd:
         self.pool = Pool(self.target, RELAY_CONNECTIONS)
         self.library = ThreadPoolExecutor(LIBRARY_WORKERS, thread_name_prefix="sqlanon-pg-library")
         self.decide = ThreadPoolExecutor(DECIDE_WORKERS, thread_name_prefix="sqlanon-pg-decide")
+        #: audit events of relayed statements, in order, off the event loop
+        self.audit = ThreadPoolExecutor(1, thread_name_prefix="sqlanon-pg-audit")
         #: (process id, secret key) the proxy gave each client → its session, for cancel requests
         self.sessions: dict[tuple[int, int], "PgSession"] = {}
 
@@ -57,6 +59,7 @@ class FrontEnd:
         self.pool.close()
         self.library.shutdown(wait=False, cancel_futures=True)
         self.decide.shutdown(wait=False, cancel_futures=True)
+        self.audit.shutdown(wait=True)
 
 
 async def start(proxy: "Proxy", host: str, port: int) -> asyncio.Server:

@@ -61,12 +61,32 @@ class PgSession(Extended):
         self.tx = b"I"
         self.key: tuple[int, int] | None = None
         self._cache: dict[str, tuple[gate.Decision, object]] = {}
+        #: replies not yet handed to the transport (one write per batch)
+        self.out = bytearray()
 
     # -- I/O -----------------------------------------------------------------------------------
     def write(self, data: bytes) -> None:
+        """A reply, after those still owed by the database (``Extended.settle``)."""
+        if self.pending:
+            self.pending.append(data)
+        else:
+            self.out += data
+
+    def emit(self, data: bytes) -> None:
+        """A reply now (the database's own, as they are read); a large one goes to the
+        transport as it is."""
+        if len(data) < 1 << 16:
+            self.out += data
+            return
+        if self.out:
+            self.writer.write(bytes(self.out))
+            self.out.clear()
         self.writer.write(data)
 
     async def drain(self) -> None:
+        if self.out:
+            self.writer.write(bytes(self.out))
+            self.out.clear()
         await self.writer.drain()
 
     async def read(self) -> tuple[bytes, bytes]:
@@ -74,6 +94,7 @@ class PgSession(Extended):
             msg = self.framer.next()
             if msg is not None:
                 return msg
+            await self.settle()
             await self.drain()
             data = await self.reader.read(1 << 16)
             if not data:
@@ -96,7 +117,7 @@ class PgSession(Extended):
             except TimeoutError:
                 self.write(codec.error("08P01", "start-up took too long", severity="FATAL"))
             if not self.writer.is_closing():
-                await self.writer.drain()
+                await self.drain()
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -116,12 +137,12 @@ class PgSession(Extended):
                 await self.front.cancel(start.cancel)
                 return False
             if start.code == codec.GSSENC_REQUEST or (start.code == codec.SSL_REQUEST and (tls or not self.front.proxy.tls)):
-                self.write(b"N")
+                self.emit(b"N")
                 continue
             if start.code == codec.SSL_REQUEST:
                 if self.framer.buf:
                     raise ProtocolViolation("data after the SSL request, before the TLS handshake")
-                self.write(b"S")
+                self.emit(b"S")
                 await self.drain()
                 await self.writer.start_tls(self.front.proxy.tls)
                 tls = True
@@ -228,6 +249,7 @@ class PgSession(Extended):
         r = codec.Reader(body)
         sql = r.cstring()
         r.end()
+        await self.settle()
         t0 = time.perf_counter()
         decision = await self.decide(sql)
         if decision is None:
@@ -244,7 +266,7 @@ class PgSession(Extended):
             backend.send(codec.query(decision.sql))
             self.busy = True
             try:
-                _, last_typ, last = await backend.relay(self.write, self.drain, b"Z")
+                _, last_typ, last = await backend.relay(self.emit, self.drain, b"Z")
             finally:
                 self.busy = False
             self.pinned |= decision.pins and last_typ == ord("C")
@@ -259,6 +281,7 @@ class PgSession(Extended):
         hit = self._cache.get(sql)
         if hit is not None and hit[1] is tables:
             return hit[0]
+        await self.settle()
         try:
             decision = await asyncio.get_running_loop().run_in_executor(self.front.decide, gate.decide, sql,
                                                                         self.session)
@@ -289,14 +312,17 @@ class PgSession(Extended):
         return None
 
     def audit(self, sql: str, t0: float, last_typ: int, last: bytes) -> None:
+        """A relayed statement's event, recorded in the audit thread (a sink may write to the
+        catalog's table: never on the event loop), in order."""
         assert self.session is not None
         seconds = time.perf_counter() - t0
         if last_typ == ord("E"):
-            self.session.record(sql, "error", message=codec.error_fields(last).get("M"), seconds=seconds)
+            fields: dict[str, Any] = {"message": codec.error_fields(last).get("M"), "seconds": seconds}
+            self.front.audit.submit(self.session.record, sql, "error", **fields)
             return
         words = last.rstrip(b"\0").split()
         rows = int(words[-1]) if words and words[-1].isdigit() else None
-        self.session.record(sql, "passed", seconds=seconds, rows=rows)
+        self.front.audit.submit(self.session.record, sql, "passed", seconds=seconds, rows=rows)
 
     # -- database connections ------------------------------------------------------------------
     async def acquire(self) -> Backend:
@@ -320,6 +346,7 @@ class PgSession(Extended):
         """The database connection broke: the client hears an error, never waits. Its session
         state (a transaction, settings) is gone with it, so such a client is disconnected."""
         self.busy = False
+        self.pending.clear()
         lost_state = self.pinned or self.tx != b"I"
         self._release(reuse=False)
         if lost_state:
