@@ -87,3 +87,17 @@ def test_no_tls_configured_means_no_tls(pg_proxy):
         assert psql(pg_proxy, "-c", "SELECT 1", port=port, sslmode="prefer").returncode == 0
     finally:
         proxy.stop()
+
+
+def test_start_up_settings_stay_with_their_client(pg_proxy):
+    env = dict(os.environ, PGPASSWORD=PASSWORD, PGSSLMODE="disable", PGTZ="Europe/Berlin", PGDATESTYLE="German")
+    cmd = [PSQL, "-X", "-A", "-t", "-h", "127.0.0.1", "-p", str(pg_proxy.port), "-U", "alice", "-d",
+           pg_proxy.database, "-c", "SHOW TimeZone", "-c", "SELECT opened FROM wards WHERE ward = 'A'"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["Europe/Berlin", "02.01.2020"]
+    plain = psql(pg_proxy, "-A", "-t", "-c", "SHOW TimeZone")
+    assert plain.stdout.strip() != "Europe/Berlin"
+    env["PGTZ"] = "'; SET role postgres; --"
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "not accepted" in out.stderr

@@ -249,6 +249,9 @@ class Pool:
                     return b
                 b.close()
             return await connect(self.target)
+        except (OSError, ProxyError, asyncio.IncompleteReadError) as e:
+            self.slots.release()
+            raise BackendLost(f"the proxy cannot reach the database: {e}") from None
         except BaseException:
             self.slots.release()
             raise

@@ -11,6 +11,7 @@ result (``results.py``), or refused with the library's SQLSTATE and message.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -28,6 +29,7 @@ from sqlanon.proxy.pg.results import send_result
 if TYPE_CHECKING:
     from sqlanon.proxy.pg.server import FrontEnd
 
+LOG = logging.getLogger("sqlanon.proxy")
 #: seconds a client has to finish start-up and authentication
 STARTUP_TIMEOUT = 30.0
 CACHE_SIZE = 256
@@ -116,9 +118,15 @@ class PgSession(Extended):
                 self.write(codec.error(e.sqlstate, str(e), severity="FATAL"))
             except TimeoutError:
                 self.write(codec.error("08P01", "start-up took too long", severity="FATAL"))
+            except (ConnectionError, OSError):
+                raise
+            except Exception:  # a fault of the proxy: this client's connection ends, no other's
+                LOG.exception("PostgreSQL client connection failed")
+                self.write(codec.error("XX000", "internal error of the proxy; the connection is closed",
+                                       severity="FATAL"))
             if not self.writer.is_closing():
                 await self.drain()
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+        except (ConnectionError, OSError):
             pass
         finally:
             self.state = "closed"
@@ -174,7 +182,10 @@ class PgSession(Extended):
         self.write(codec.auth(12, final) + codec.auth(0))
         self._check_parameters(params)
         self.session = self.front.proxy.session_for(user, "proxy-postgresql")
-        backend = await self.acquire()
+        try:
+            backend = await self.acquire()
+        except BackendLost as e:
+            raise Fatal("08006", str(e)) from None
         for key, value in backend.params.items():
             value = {"is_superuser": "off", "session_authorization": name, "client_encoding": "UTF8",
                      "application_name": params.get("application_name", "")}.get(key, value)
@@ -214,10 +225,11 @@ class PgSession(Extended):
                 assert self.session is not None
                 decision = gate.decide(f"SET {key} = {exp.Literal.string(value).sql('postgres')}", self.session)
                 assert self.backend is not None
-                self.backend.send(codec.query(decision.sql))
-                while (await self.backend.message())[0] != b"Z":
-                    pass
                 self.pinned = True
+                self.backend.send(codec.query(decision.sql))
+                while (reply := await self.backend.message())[0] != b"Z":
+                    if reply[0] == b"E":
+                        raise Fatal("22023", f"start-up parameter {key}: {codec.error_fields(reply[1]).get('M')}")
 
     # -- the ready state -----------------------------------------------------------------------
     async def _serve(self) -> None:
@@ -292,7 +304,6 @@ class PgSession(Extended):
             self._cache.pop(next(iter(self._cache)))
         self._cache[sql] = (decision, tables)
         return decision
-
 
     async def run_library(self, sql: str) -> api.Result | None:
         assert self.session is not None
