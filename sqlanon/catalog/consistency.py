@@ -47,6 +47,8 @@ class Consistency:
     active: bool = False
     exists: bool = False
     notes: list[str] = field(default_factory=list)
+    #: the rows of this release that the memory does not hold yet (set by ``pin``)
+    _fresh: str = ""
 
     @property
     def memory_name(self) -> str:
@@ -86,6 +88,7 @@ class Consistency:
         return ctx.create_temp("fresh", fresh)
 
     def pin(self, frag: Fragment, src: str, released: str, ctx: RunContext) -> str:
+        self._fresh = released
         if not (self.active and self.exists):
             return released
         qis = [q.column for q in frag.qis]
@@ -97,6 +100,7 @@ class Consistency:
             n, first = ctx.query(exp.select(exp.Count(this=exp.Star()), exp.Min(this=col(TARGET, "m")))
                                  .from_(table(released, "r")).join(self._memory("m"), on=join)
                                  .where(exp.Not(this=exp.Paren(this=same))))[0]
+            self._fresh = ctx.create_temp("fresh_release", self._unremembered(frag, released))
             if n:
                 raise ReleaseRefused(f"{n} of the selected rows of {self.table} were released before (in {first}, "
                                      "among others) under another generalization; the policy says refuse "
@@ -113,15 +117,20 @@ class Consistency:
                           "method anonymized the others")
         return pinned
 
+    def _unremembered(self, frag: Fragment, released: str) -> exp.Select:
+        """The rows of ``released`` the memory does not hold (probing the memory's key index)."""
+        return (exp.select(*[col(c, "r") for c in frag.columns]).from_(table(released, "r"))
+                .where(exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(self._memory("m"))
+                                               .where(self._same_row(frag, "r", "m"))))))
+
     def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext) -> list[str]:
         if not (self.active and self.exists):
             return self.notes
-        cols = [col(c) for c in frag.columns]
-        gone = (exp.select(*[col(c, "m") for c in frag.columns]).from_(self._memory("m"))
-                .where(exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(table(released, "r"))
-                                              .where(self._same_row(frag, "r", "m"))))))
-        union = ctx.create_temp("all_releases", exp.union(exp.select(*cols).from_(table(released)), gone,
-                                                          distinct=False))
+        # every row ever released of the table once: the remembered ones as they were released
+        # (this release gave them the same classes), and the rows this release adds
+        union = ctx.create_temp("all_releases", exp.union(
+            exp.select(*[col(c) for c in frag.columns]).from_(self._memory()),
+            exp.select(*[col(c) for c in frag.columns]).from_(table(self._fresh)), distinct=False))
         m = measure_table(replace(frag, table=union), req, ctx)
         ctx.drop(union)
         failed = [v for v in m.verdicts if not v.ok]
@@ -137,11 +146,16 @@ class Consistency:
             return
         stamp = [exp.alias_(exp.cast(exp.Literal.string(self.target), "VARCHAR(200)"), TARGET, quoted=True),
                  exp.alias_(exp.CurrentTimestamp(), AT, quoted=True)]
-        rows = exp.select(*[col(c, "r") for c in frag.columns], *stamp).from_(table(released, "r"))
         if not self.exists:
-            ctx.run(exp.Create(this=self._memory(), kind="TABLE", expression=rows))
+            ctx.run(exp.Create(this=self._memory(), kind="TABLE", expression=exp.select(
+                *[col(c, "r") for c in frag.columns], *stamp).from_(table(released, "r"))))
+            # every later release probes the memory by key: without an index that is rows × rows
+            memory = sa.Table(self.memory_name, sa.MetaData(), *[sa.Column(k) for k in frag.key],
+                              schema=self.catalog.names.schema)
+            if ctx.live:
+                sa.Index(f"{self.memory_name}_key", *[memory.c[k] for k in frag.key], unique=True).create(
+                    self.catalog.db.engine)
             return
-        new = rows.where(exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(self._memory("m"))
-                                                 .where(self._same_row(frag, "r", "m")))))
+        new = self._unremembered(frag, self._fresh).select(*stamp)
         names = [ident(c) for c in frag.columns] + [ident(TARGET), ident(AT)]
         ctx.run(exp.Insert(this=exp.Schema(this=self._memory(), expressions=names), expression=new))

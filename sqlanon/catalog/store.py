@@ -78,18 +78,20 @@ class Catalog:
 
     def earlier(self, table: str, since: dt.datetime, exclude: str, limit: int) -> list[tuple[int, str | None]]:
         """Releases of ``table`` since ``since`` whose selection was written differently: (id,
-        predicate), newest first, one per predicate."""
+        predicate), newest first, one per predicate. Reads the newest releases along the index
+        (table, time) only, so its cost does not grow with the log."""
         r = self.t.releases
-        q = (sa.select(sa.func.max(r.c.id), r.c.fingerprint)
+        q = (sa.select(r.c.id, r.c.fingerprint, r.c.predicate)
              .where(r.c.table_name == table, r.c.at >= since, r.c.fingerprint != exclude)
-             .group_by(r.c.fingerprint).order_by(sa.func.max(r.c.id).desc()).limit(limit))
+             .order_by(r.c.at.desc(), r.c.id.desc()).limit(4 * limit))
+        seen: set[str] = set()
+        out = []
         with self.db.engine.connect() as c:
-            found = c.execute(q).all()
-            if not found:
-                return []
-            ids = [i for i, _ in found]
-            preds = dict(c.execute(sa.select(r.c.id, r.c.predicate).where(r.c.id.in_(ids))).all())
-        return [(i, preds[i]) for i in ids]
+            for i, fp, predicate in c.execute(q):
+                if fp not in seen and len(out) < limit:
+                    seen.add(fp)
+                    out.append((int(i), predicate))
+        return out
 
     def audit(self, limit: int = 100, decision: str | None = None) -> list[dict[str, Any]]:
         a = self.t.audit
