@@ -155,3 +155,15 @@ def test_mariadb_cli(env, ssl):
     assert bad.returncode == 1 and "ERROR 1227 (42501)" in bad.stderr
     denied = cli("-e", "SELECT 1", password="nope")
     assert denied.returncode == 1 and "ERROR 1045 (28000)" in denied.stderr
+
+
+def test_reset_connection_returns_to_the_state_after_login(env):
+    with mysql.connector.connect(host="127.0.0.1", port=env.port, user="alice", password=PASSWORDS["alice"],
+                                 database=env.database, use_pure=True, ssl_disabled=True) as c:
+        cur = c.cursor()
+        cur.execute("SELECT @@time_zone")
+        (zone,), = cur.fetchall()
+        cur.execute("SET time_zone = '+05:00'")
+        assert c.cmd_reset_connection()
+        cur.execute("SELECT @@time_zone")
+        assert cur.fetchall() == [(zone,)]

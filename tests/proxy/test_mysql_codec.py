@@ -138,6 +138,11 @@ def test_native_password_and_switch_for_users_without_it():
         auth.NATIVE, _native(b"nope", salt)).outcome == "denied"
     step = auth.Exchange(_user(False), "u", salt, tls=False, keys=KEYS, cache=cache).start(auth.NATIVE, b"x" * 20)
     assert step.outcome == "continue" and step.send[0].startswith(b"\xfecaching_sha2_password\x00")
+    # caching_sha2 with nothing cached and no TLS: a user with a native verifier is switched to it
+    ex = auth.Exchange(_user(True), "u", salt, tls=False, keys=KEYS, cache=cache)
+    step = ex.start(auth.SHA2, _sha2(b"pw", salt))
+    assert step.send[0].startswith(b"\xfemysql_native_password\x00")
+    assert ex.next(_native(b"pw", salt)).outcome == "ok"
 
 
 @pytest.mark.parametrize("user", [_user(False), None])

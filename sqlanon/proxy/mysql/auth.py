@@ -5,8 +5,9 @@
   authentication of that user in this process; otherwise full authentication: the plaintext
   password over TLS, or RSA-OAEP encrypted with the proxy's own key pair (generated at start;
   the client may ask for the public key), checked against the users file's salted SCRAM verifier.
-- ``mysql_native_password``: the scramble against SHA1(SHA1(password)) for users that have it;
-  the others are switched to ``caching_sha2_password``.
+- ``mysql_native_password``: the scramble against SHA1(SHA1(password)) for users that have it
+  (also instead of a full authentication without TLS); the others are switched to
+  ``caching_sha2_password``.
 Unknown users take the same path as known ones and fail with the same error at the same step.
 """
 from __future__ import annotations
@@ -107,6 +108,9 @@ class Exchange:
     def next(self, payload: bytes) -> Step:
         if self.state == "switched":
             return self._sha2_scramble(payload)
+        if self.state == "native":
+            self.state = "done"
+            return Step([], "ok" if self._native_ok(payload) else "denied")
         if self.state == "full":
             if payload == PUBLIC_KEY_REQUEST and not self.tls:
                 self.state = "full-rsa"
@@ -143,6 +147,11 @@ class Exchange:
         if not response:  # an empty password: nothing to check, nobody has one
             self.state = "done"
             return Step([], "denied")
+        if self.state == "start" and not self.tls and self.user is not None and self.user.mysql_native is not None:
+            # no TLS and nothing cached: a challenge-response the user has a verifier for beats
+            # RSA, which not every client speaks (mysql-connector does not)
+            self.state = "native"
+            return Step([codec.auth_switch(NATIVE, self.salt + b"\x00")], "continue")
         self.state = "full"
         return Step([codec.auth_more(FULL_AUTH)], "continue")
 

@@ -52,10 +52,17 @@ class Shared:
         self.verdicts = gate.VerdictCache()
         self.library_slots = asyncio.Semaphore(LIBRARY_SLOTS)
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="sqlanon-mysql")
+        #: one thread, so that a client's events stay in order; sinks may write to the catalog
+        self.audits = ThreadPoolExecutor(1, thread_name_prefix="sqlanon-mysql-audit")
         self.ids = itertools.count(1)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def audit(self, lib: Any, sql: str, decision: str, **fields: Any) -> None:
+        """Record a statement the proxy relayed itself, off the event loop (the catalog's audit
+        sink inserts a row per statement)."""
+        self.audits.submit(lib.record, sql, decision, **fields)
 
 
 class Connection(asyncio.BufferedProtocol):

@@ -58,7 +58,7 @@ class ClientSession:
         self.state = "greeting"
         self.seq = 0
         self.caps = 0
-        self.charset = "utf8mb4"
+        self.charset = self.login_charset = "utf8mb4"
         self.status = codec.STATUS_AUTOCOMMIT
         self.lib: LibrarySession | None = None
         self.backend: Backend | None = None
@@ -120,7 +120,7 @@ class ClientSession:
                 raise codec.ProtocolError("second SSLRequest")
         self.conn.exact = False
         self.caps = response.capabilities & sh.capabilities
-        self.charset = gate.COLLATIONS.get(response.charset, "utf8mb4")
+        self.charset = self.login_charset = gate.COLLATIONS.get(response.charset, "utf8mb4")
         if sh.require_tls and not tls:
             await self.send(codec.err(ER_INSECURE, "HY000", "the proxy requires TLS: connect with SSL"))
             raise Closed
@@ -185,6 +185,11 @@ class ClientSession:
                 await self.send(codec.ok(self.caps, self.status))
             elif cmd == codec.COM_FIELD_LIST:
                 await self._field_list(body)
+            elif cmd == codec.COM_RESET_CONNECTION:  # connection pools: back to the state after login
+                self._drop_backend()
+                self.prepared.clear()
+                self.charset, self.status = self.login_charset, codec.STATUS_AUTOCOMMIT
+                await self.send(codec.ok(self.caps, self.status))
             else:
                 await self.send(codec.err(ER_UNKNOWN_COM, "08S01", f"command {cmd:#04x} is not served by the proxy"))
         except (SqlanonError, UnknownStatement) as e:
@@ -233,7 +238,7 @@ class ClientSession:
         verdict = self.shared.verdicts.get(self.lib.policy, self.lib.db.tables, sql) or \
             await self.shared.run(self.decide, sql)
         if verdict.kind == "ok":
-            self.lib.record(sql, "passed")
+            self.shared.audit(self.lib, sql, "passed")
             await self.send(codec.ok(self.caps, self.status))
             return
         if verdict.kind == "charset":
@@ -246,7 +251,7 @@ class ClientSession:
             scanner = await (self._relay_binary(verdict.sql) if binary else self._relay(
                 bytes([codec.COM_QUERY]) + verdict.sql.encode(self.encoding)))
             if scanner is not None:
-                self.lib.record(sql, "passed", seconds=time.perf_counter() - t0, rows=scanner.rows)
+                self.shared.audit(self.lib, sql, "passed", seconds=time.perf_counter() - t0, rows=scanner.rows)
             return
         async with self.shared.library_slots:
             result = await self.shared.run(self.lib.execute, sql)
