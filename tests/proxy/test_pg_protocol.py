@@ -190,7 +190,10 @@ def test_sqlalchemy(pg_proxy):
             rows = c.execute(sa.text("SELECT age, sex, zip, disease FROM patients WHERE age > :a"),
                              {"a": 0}).fetchall()
             assert_alpha_k([tuple(r) for r in rows], qi=[0, 1, 2], sens=3, k=PATIENT_K, alpha=PATIENT_ALPHA)
-        assert set(sa.inspect(engine).get_table_names()) >= {"patients", "wards", "numbers"}
+        insp = sa.inspect(engine)
+        assert set(insp.get_table_names()) >= {"patients", "wards", "numbers"}
+        assert [c["name"] for c in insp.get_columns("wards")] == ["ward", "floor", "cost", "ratio", "opened", "active"]
+        assert insp.get_pk_constraint("wards")["constrained_columns"] == []
     finally:
         engine.dispose()
 

@@ -53,13 +53,15 @@ CALLS = frozenset({
     "array_length", "obj_description", "col_description", "shobj_description", "quote_ident", "to_regclass",
     "to_regtype", "to_regnamespace", "current_schemas", "version", "current_database", "current_schema",
     "pg_is_in_recovery", "unnest", "generate_series", "string_agg", "array_agg", "pg_get_keywords",
+    "json_build_object", "pg_collation_is_visible", "pg_opclass_is_visible", "pg_get_functiondef",
+    "generate_subscripts", "bool_and", "bool_or",
 })
 
 #: sqlglot's own classes for some of the same functions
 FUNC_CLASSES: tuple[type[exp.Func], ...] = (
     exp.CurrentVersion, exp.CurrentSchema, exp.CurrentDatabase, exp.CurrentUser, exp.SessionUser,
     exp.ArrayToString, exp.GroupConcat, exp.ExplodingGenerateSeries, exp.GenerateSeries, exp.Explode,
-    exp.ArrayAgg, exp.Unnest, exp.ArraySize,
+    exp.ArrayAgg, exp.Unnest, exp.ArraySize, exp.JSONObject, exp.LogicalAnd, exp.LogicalOr,
     # syntax that sqlglot models as functions
     exp.Any, exp.All, exp.Array, exp.Bracket, exp.RegexpLike, exp.RegexpILike, exp.Collate,
 )

@@ -100,8 +100,8 @@ def numeric_binary(d: Decimal) -> bytes:
         return struct.pack("!hhHh", 0, 0, 0xF000 if d < 0 else 0xD000, 0)
     sign, digits, exponent = d.as_tuple()
     assert isinstance(exponent, int)
-    text = "".join(map(str, digits)) + "0" * max(exponent, 0)
     dscale = max(-exponent, 0)
+    text = ("".join(map(str, digits)) + "0" * max(exponent, 0)).rjust(dscale + 1, "0")
     whole, frac = (text[:len(text) - dscale], text[len(text) - dscale:]) if dscale else (text, "")
     whole = whole.lstrip("0")
     whole = whole.rjust(-(-len(whole) // 4) * 4, "0")
@@ -120,14 +120,21 @@ def numeric_binary(d: Decimal) -> bytes:
 
 def binary_numeric(raw: bytes) -> Decimal:
     n, weight, sign, dscale = struct.unpack_from("!hhHh", raw)
-    if len(raw) != 8 + 2 * n:
+    if n < 0 or dscale < 0 or len(raw) != 8 + 2 * n:
         raise BadValue("malformed binary numeric parameter")
     if sign == 0xC000:
         return Decimal("NaN")
     groups = struct.unpack_from(f"!{n}h", raw, 8)
-    value = sum(Decimal(g) * Decimal(10000) ** (weight - i) for i, g in enumerate(groups))
-    value = value.quantize(Decimal(1).scaleb(-dscale)) if n else Decimal(0).scaleb(-dscale)
-    return -value if sign == 0x4000 else value
+    if sign not in (0, 0x4000) or any(not 0 <= g < 10000 for g in groups):
+        raise BadValue("malformed binary numeric parameter")
+    # exact: the digits and the exponent, never arithmetic in a limited context
+    text = "".join(f"{g:04d}" for g in groups) or "0"
+    exponent = 4 * (weight - n + 1)
+    if exponent > -dscale:
+        text += "0" * (exponent + dscale)
+    else:
+        text = text[:len(text) - (-dscale - exponent)] or "0"  # digits beyond the display scale are zeros
+    return Decimal((1 if sign == 0x4000 else 0, tuple(int(c) for c in text), -dscale))
 
 
 # -- parameters ------------------------------------------------------------------------------
