@@ -167,7 +167,7 @@ def test_psql_catalog_queries_pass_the_catalog_allowlist(sql):
 
 def test_catalog_lists_exclude_statistics_and_secrets():
     for name in ("pg_statistic", "pg_stats", "pg_stat_activity", "pg_authid", "pg_shadow", "pg_largeobject",
-                 "pg_statistic_ext_data", "pg_settings", "pg_user_mapping"):
+                 "pg_statistic_ext_data", "pg_settings", "pg_user_mapping", "pg_sequences"):
         assert name not in catalog.RELATIONS
     for name in ("pg_read_file", "query_to_xml", "dblink", "pg_relation_size", "pg_table_size", "lo_get",
                  "set_config", "current_setting", "pg_ls_dir"):

@@ -20,14 +20,15 @@ from sqlanon.errors import QueryRejected
 
 SCHEMAS = ("pg_catalog", "information_schema")
 
-#: pg_catalog relations that describe names, types, constraints and dependencies only
+#: pg_catalog relations that describe names, types, constraints and dependencies only (not
+#: pg_sequences: its last_value counts inserted rows)
 RELATIONS = frozenset({
     "pg_am", "pg_attrdef", "pg_attribute", "pg_class", "pg_collation", "pg_constraint", "pg_database",
     "pg_depend", "pg_description", "pg_enum", "pg_extension", "pg_foreign_table", "pg_index", "pg_indexes",
     "pg_inherits", "pg_language", "pg_matviews", "pg_namespace", "pg_opclass", "pg_operator",
     "pg_partitioned_table", "pg_policy", "pg_proc", "pg_publication", "pg_publication_namespace",
     "pg_publication_rel", "pg_range", "pg_rewrite", "pg_roles", "pg_sequence", "pg_statistic_ext",
-    "pg_tables", "pg_tablespace", "pg_trigger", "pg_type", "pg_views", "pg_sequences", "pg_shdescription",
+    "pg_tables", "pg_tablespace", "pg_trigger", "pg_type", "pg_views", "pg_shdescription",
 })
 
 #: information_schema views over the same
