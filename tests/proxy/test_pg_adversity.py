@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_alpha_k
-from tests.proxy.pg_support import pg_proxy, temp_tables  # noqa: F401 - fixture
+from tests.proxy.pg_support import pg_proxy, start_proxy, temp_tables  # noqa: F401 - fixture
 
 BIG = "SELECT a.n, b.h FROM numbers a CROSS JOIN numbers b"
 
@@ -183,6 +183,24 @@ def test_lost_database_connection_is_an_error_not_a_hang(pg_proxy):
         assert not t.is_alive() and errors and isinstance(errors[0], psycopg.Error)
     with pg_proxy.connect() as c:  # a fresh database connection for the next client
         assert c.execute("SELECT COUNT(*) FROM wards").fetchone() == (3,)
+
+
+def test_clients_queue_for_a_database_connection_then_get_an_error(pg_proxy, monkeypatch):
+    monkeypatch.setattr("sqlanon.proxy.pg.server.RELAY_CONNECTIONS", 1)
+    monkeypatch.setattr("sqlanon.proxy.pg.backend.ACQUIRE_TIMEOUT", 1.0)
+    proxy, port = start_proxy(pg_proxy)
+    try:
+        with pg_proxy.connect(port=str(port)) as a, pg_proxy.connect(port=str(port)) as b:
+            a.execute("BEGIN")  # a holds the only connection until its transaction ends
+            a.execute("SELECT 1")
+            t0 = time.perf_counter()
+            with pytest.raises(psycopg.OperationalError, match="no database connection became free"):
+                b.execute("SELECT 2")
+            assert 0.9 < time.perf_counter() - t0 < 10
+            threading.Timer(0.3, lambda: a.execute("COMMIT")).start()
+            assert b.execute("SELECT 3").fetchone() == (3,)  # waited for a's connection
+    finally:
+        proxy.stop()
 
 
 def test_cancel_request(pg_proxy):

@@ -26,6 +26,8 @@ from sqlanon.proxy.pg.auth import AuthFailed, ScramClient
 from sqlanon.proxy.server import ProxyError
 
 CHUNK = 1 << 18
+#: seconds a client waits for a free database connection before it gets an error
+ACQUIRE_TIMEOUT = 30.0
 #: a database reply message may be as large as a row (up to 1 GB in PostgreSQL)
 MAX_REPLY = 1 << 30
 _D, _C, _E, _Z = ord("D"), ord("C"), ord("E"), ord("Z")
@@ -233,7 +235,8 @@ async def cancel(t: Target, key: tuple[int, int]) -> None:
 
 
 class Pool:
-    """At most ``size`` database connections; a client waits for one rather than fails."""
+    """At most ``size`` database connections; a client waits for one rather than fails, up to
+    ``ACQUIRE_TIMEOUT``, then gets an error rather than waits for ever."""
 
     def __init__(self, target: Target, size: int):
         self.target = target
@@ -241,7 +244,13 @@ class Pool:
         self.slots = asyncio.Semaphore(size)
 
     async def acquire(self) -> Backend:
-        await self.slots.acquire()
+        try:
+            async with asyncio.timeout(ACQUIRE_TIMEOUT):
+                await self.slots.acquire()
+        except TimeoutError:
+            raise BackendLost(f"no database connection became free within {ACQUIRE_TIMEOUT:.0f} s (the proxy "
+                              "holds at most RELAY_CONNECTIONS; clients in transactions or with session "
+                              "settings keep theirs)") from None
         try:
             while self.idle:
                 b = self.idle.pop()

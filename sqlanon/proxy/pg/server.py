@@ -9,6 +9,7 @@ queue for a worker instead of failing on an exhausted connection pool.
 from __future__ import annotations
 
 import asyncio
+import gc
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -71,6 +72,9 @@ async def start(proxy: "Proxy", host: str, port: int) -> asyncio.Server:
         await PgSession(front, reader, writer).run()
 
     server = await asyncio.start_server(client, host, port, limit=1 << 16)
+    # what start-up loaded (sqlglot, SQLAlchemy, the policies) lives as long as the process:
+    # out of the collector's reach, full collections stay short and so do latency spikes
+    gc.freeze()
     server.get_loop().create_task(_close_with(server, front))
     return server
 
