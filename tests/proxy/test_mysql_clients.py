@@ -2,6 +2,9 @@
 statements), SQLAlchemy and the mariadb CLI, with and without TLS."""
 from __future__ import annotations
 
+import socket
+import ssl
+import struct
 import subprocess
 from decimal import Decimal
 
@@ -11,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from sqlanon import demo
+from sqlanon.proxy.mysql import codec
 from tests.helpers import assert_alpha_k
 from tests.proxy.mysql_harness import PASSWORDS, env  # noqa: F401 - fixture
 
@@ -167,3 +171,25 @@ def test_reset_connection_returns_to_the_state_after_login(env):
         assert c.cmd_reset_connection()
         cur.execute("SELECT @@time_zone")
         assert cur.fetchall() == [(zone,)]
+
+
+def test_tls_hello_right_behind_the_ssl_request(env):
+    """The race of NOTES.md: SSLRequest and ClientHello in one segment, before any answer."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing)
+    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
+        head = s.recv(4, socket.MSG_WAITALL)
+        s.recv(int.from_bytes(head[:3], "little"), socket.MSG_WAITALL)
+        request = struct.pack("<IIB", codec.SSL | codec.PROTOCOL_41 | codec.SECURE_CONNECTION, 1 << 24, 45)
+        pending = codec.frame(request + bytes(23), 1)[0]
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                s.sendall(pending + outgoing.read())
+                pending = b""
+                incoming.write(s.recv(65536))  # times out if the proxy swallowed the hello
+        assert tls.version().startswith("TLS")
