@@ -59,8 +59,10 @@ class Recoder(Protocol):
         """The release with every row released before under its earlier generalization, or a
         refusal, as the policy says."""
 
-    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext) -> list[str]:
-        """Refuse when this release and the earlier ones together break a model; notes."""
+    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext,
+              numbers: tuple[str, ...]) -> list[str]:
+        """Refuse when this release and the earlier ones together break a model (``numbers``:
+        quasi-identifiers released as numbers); notes."""
 
     def remember(self, frag: Fragment, released: str, ctx: RunContext) -> None:
         """Record what each row of this release was released as."""
@@ -127,7 +129,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
                                          "removed since, or a selection that cuts through earlier classes, can leave "
                                          "one too small; see privacy.across_releases)") from None
                 if recoder is not None:
-                    measured.notes.extend(recoder.check(frag, release.table, req, ctx))
+                    measured.notes.extend(recoder.check(frag, release.table, req, ctx, release.aggregated))
         with ctx.in_stage("finish"):
             if into is None:
                 cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
@@ -233,8 +235,9 @@ def check(db: Database, policy: Policy, table: str) -> Measurement:
     columns = tuple(q.column for q in tp.quasi_identifiers) + tuple(s.column for s in tp.sensitive)
     frag = Fragment(tp, db.spelling.get(tp.table.lower(), tp.table), tp.table, columns, tp.quasi_identifiers, None,
                     frozenset(c for c in columns if info[c].family in ("text", "other")))
+    numbers = tuple(q.column for q in tp.quasi_identifiers if info[q.column].family not in ("text", "other"))
     with RunContext(db) as ctx, ctx.in_stage("verify"):
-        return measure_table(frag, tp.requirement, ctx)
+        return measure_table(frag, tp.requirement, ctx, numbers)
 
 
 def choose(db: Database, policy: Policy, sql: str, *, k: int | None = None,

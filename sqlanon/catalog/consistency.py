@@ -123,7 +123,8 @@ class Consistency:
                 .where(exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(self._memory("m"))
                                                .where(self._same_row(frag, "r", "m"))))))
 
-    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext) -> list[str]:
+    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext,
+              numbers: tuple[str, ...] = ()) -> list[str]:
         if not (self.active and self.exists):
             return self.notes
         # every row ever released of the table once: the remembered ones as they were released
@@ -131,7 +132,7 @@ class Consistency:
         union = ctx.create_temp("all_releases", exp.union(
             exp.select(*[col(c) for c in frag.columns]).from_(self._memory()),
             exp.select(*[col(c) for c in frag.columns]).from_(table(self._fresh)), distinct=False))
-        m = measure_table(replace(frag, table=union), req, ctx)
+        m = measure_table(replace(frag, table=union), req, ctx, numbers)
         ctx.drop(union)
         failed = [v for v in m.verdicts if not v.ok]
         if failed:

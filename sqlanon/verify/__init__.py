@@ -130,13 +130,14 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
 
 
-def measure_table(frag: Fragment, req: Requirement, ctx: RunContext) -> Measurement:
+def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tuple[str, ...] = ()) -> Measurement:
     """An existing table, anonymized by anyone, measured against ``req``: its classes over the
-    fragment's quasi-identifiers and every criterion's verdict (``sqlanon check``)."""
+    fragment's quasi-identifiers and every criterion's verdict (``sqlanon check``). ``numbers``:
+    quasi-identifiers stored as numbers (compared as numbers, not byte for byte as text)."""
     m = Measurement()
-    released_cells, _, values = _classes(frag, frag.table, req, ctx, ())
+    released_cells, _, values = _classes(frag, frag.table, req, ctx, numbers)
     if ctx.live:
-        judge(frag, frag.table, req, ctx, values, m)
+        judge(frag, frag.table, req, ctx, values, m, numbers)
         m.rows_in = m.rows_released
     ctx.drop(released_cells)
     return m

@@ -83,6 +83,8 @@ def start_mariadb() -> Server:
     proc = subprocess.Popen([mariadbd, "--no-defaults", f"--datadir={base / 'data'}", *user,
                              "--bind-address=127.0.0.1", f"--port={port}", f"--socket={base / 's.sock'}",
                              f"--pid-file={base / 'pid'}", f"--log-error={base / 'err.log'}", "--skip-name-resolve",
+                             # its temp tables' files in its own directory, not in a /tmp others clean
+                             f"--tmpdir={base}",
                              "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
                              "--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=512M"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
