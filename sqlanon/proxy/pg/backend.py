@@ -120,17 +120,22 @@ class Backend:
         #: where the next message starts, counted from the start of ``buf`` (beyond its end
         #: while a DataRow continues in the next read)
         pos = 0
+        unpack = _LEN
         while True:
             n = len(buf)
-            while pos + 5 <= n:
-                length = _LEN(buf, pos + 1)[0]
+            lim = n - 5
+            while pos <= lim:
+                while pos <= lim and buf[pos] == _D:  # the bulk, in the tightest loop
+                    length = unpack(buf, pos + 1)[0]
+                    if length < 4:
+                        break
+                    pos += 1 + length
+                if pos > lim:
+                    break
+                typ, length = buf[pos], unpack(buf, pos + 1)[0]
                 if length < 4:
                     self.broken = True
                     raise BackendLost("the database sent a malformed message")
-                typ = buf[pos]
-                if typ == _D:
-                    pos += 1 + length
-                    continue
                 end = pos + 1 + length
                 if end > n:
                     break

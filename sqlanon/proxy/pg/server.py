@@ -53,7 +53,7 @@ class FrontEnd:
         (an anonymization in the library runs to its end)."""
         session = self.sessions.get(key)
         backend = session.backend if session is not None else None
-        if backend is not None and session is not None and session.busy:
+        if backend is not None and session is not None and session.state == "ready" and session.busy:
             await cancel(self.target, backend.key)
 
     def close(self) -> None:
