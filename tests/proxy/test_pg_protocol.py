@@ -54,8 +54,20 @@ def test_pass_through_with_parameters(pg_proxy):
                          (Decimal("-1.5"), -3.0)).fetchall() == [("A",), ("B",)]
         cur = c.cursor(binary=True)
         assert cur.execute("SELECT n, h FROM numbers WHERE n = %b", (7,)).fetchone()[0] == 7
+        assert cur.execute("SELECT ward FROM wards WHERE ratio = %b AND active = %b AND opened = %b",
+                           (1.5, True, dt.date(2020, 1, 2))).fetchall() == [("A",)]
+        assert cur.execute("SELECT ward FROM wards WHERE cost = %b", (Decimal("-0.125"),)).fetchall() == [("B",)]
         # quotes in a parameter stay inside its literal
         assert c.execute("SELECT ward FROM wards WHERE ward = %s", ("A' OR 'x'='x",)).fetchall() == []
+
+
+def test_unsupported_parameter_type_is_refused_clearly(pg_proxy):
+    from psycopg.types.json import Jsonb
+
+    with pg_proxy.connect() as c:
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="parameter type OID 3802"):
+            c.execute("SELECT ward FROM wards WHERE %s IS NOT NULL", (Jsonb({"a": 1}),))
+        assert c.execute("SELECT COUNT(*) FROM wards WHERE floor > %s", (1,)).fetchone() == (2,)
 
 
 def test_anonymized_query_satisfies_the_policy(pg_proxy):

@@ -231,6 +231,9 @@ class Extended:
                                     construct=e.construct, message=e.message, seconds=0.0)
             self.write(codec.error(e.sqlstate, e.message))
             return None
+        except Exception as e:  # noqa: BLE001 - refused, not run
+            self.refuse_internal(str(args[0].text if isinstance(args[0], Statement) else args[0]), e)
+            return None
 
     async def settle(self: "PgSession") -> None:
         """Read the database's replies owed to the client, in order, and pass them on. After an

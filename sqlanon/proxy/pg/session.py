@@ -300,10 +300,20 @@ class PgSession(Extended):
         except SqlanonError as e:  # audited by the gate or the library
             self.write(codec.error(e.sqlstate, e.message))
             return None
+        except Exception as e:  # noqa: BLE001 - a statement the gate chokes on is refused, not run
+            self.refuse_internal(sql, e)
+            return None
         if len(self._cache) >= CACHE_SIZE:
             self._cache.pop(next(iter(self._cache)))
         self._cache[sql] = (decision, tables)
         return decision
+
+    def refuse_internal(self, sql: str, e: Exception) -> None:
+        assert self.session is not None
+        LOG.exception("deciding on a statement failed")
+        self.front.audit.submit(self.session.record, sql, "error", message=f"{type(e).__name__}: {e}"[:200])
+        self.write(codec.error("XX000", "rejected: the proxy could not analyze this statement (internal error); "
+                                        "nothing was sent to the database"))
 
     async def run_library(self, sql: str) -> api.Result | None:
         assert self.session is not None
