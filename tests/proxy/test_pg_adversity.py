@@ -122,7 +122,8 @@ start_packets = st.one_of(
     st.builds(lambda code, body: _packet(code, body), st.sampled_from([196608, 80877103, 80877104, 80877102, 0]),
               st.binary(max_size=48)),
     st.builds(lambda body: _packet(196608, body), st.lists(st.sampled_from(
-        [b"user\0", b"alice\0", b"database\0", b"\0", b"options\0", b"-c x=y\0", b"\xff\0"]), max_size=8).map(b"".join)),
+        [b"user\0", b"alice\0", b"database\0", b"\0", b"options\0", b"-c x=y\0", b"\xff\0"]),
+        max_size=8).map(b"".join)),
 )
 
 

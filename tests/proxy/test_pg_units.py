@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import sqlglot
 from hypothesis import given
-from psycopg.types.numeric import DecimalBinaryDumper
 from hypothesis import strategies as st
+from psycopg.types.numeric import DecimalBinaryDumper
 
 from sqlanon.errors import QueryRejected
 from sqlanon.proxy.pg import catalog, codec, gate, values

@@ -98,7 +98,7 @@ class ScramServer:
         attrs = _attrs(without_proof) if sep else {}
         if not sep or attrs.get("r") != self.nonce or _unb64(attrs.get("c", "")) != self.gs2.encode("utf-8"):
             raise AuthFailed("malformed SCRAM message")
-        auth_message = f"{self.bare},{self.server_first},{without_proof}".encode("utf-8")
+        auth_message = f"{self.bare},{self.server_first},{without_proof}".encode()
         v = self.verifier
         signature = hmac.digest(v.stored_key, auth_message, "sha256")
         client_key = _xor(_unb64(proof), signature)
@@ -131,7 +131,7 @@ class ScramClient:
             raise AuthFailed("the database sent a malformed SCRAM message")
         salted = _salted(self.password, _unb64(attrs["s"]), int(attrs["i"]))
         without_proof = f"c=biws,r={attrs['r']}"
-        auth_message = f"{self.bare},{text},{without_proof}".encode("utf-8")
+        auth_message = f"{self.bare},{text},{without_proof}".encode()
         client_key = hmac.digest(salted, b"Client Key", "sha256")
         signature = hmac.digest(hashlib.sha256(client_key).digest(), auth_message, "sha256")
         server_key = hmac.digest(salted, b"Server Key", "sha256")

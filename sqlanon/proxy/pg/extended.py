@@ -151,7 +151,8 @@ class Extended:
         if decision is None or needed is None:
             self.skipping = True
             return
-        self.write(codec.parameter_description([t or values.TEXT for t in stmt.types + [0] * (needed - len(stmt.types))]))
+        declared = stmt.types + [0] * (needed - len(stmt.types))
+        self.write(codec.parameter_description([t or values.TEXT for t in declared]))
         if decision.kind == "relay":
             (await self.acquire()).send(codec.parse("", decision.sql) + codec.describe(b"S", ""))
             self.pending.append(Expect(b"1t", b"TnE"))

@@ -48,7 +48,7 @@ def _words(*allowed: str) -> Callable[[str], bool]:
     return lambda v: all(w.strip().lower() in allowed for w in v.split(",") if w.strip())
 
 
-_DURATION = re.compile(r"^\d+\s*(us|ms|s|min|h|d)?$", re.I)
+_DURATION = re.compile(r"^\d+\s*(us|ms|s|min|h|d)?$", re.IGNORECASE)
 _ZONE = re.compile(r"^[A-Za-z0-9_/+\-:. ]{1,64}$")
 
 #: settings a client may change, and which values

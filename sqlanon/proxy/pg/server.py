@@ -2,9 +2,10 @@
 
 The library is synchronous: statements are decided (parse, analyze) in one thread pool,
 anonymized queries run in another and audit events are recorded in a third, so that no client
-blocks the event loop and a slow anonymization never delays another client's pass-through. The library's pool holds 5 + 10
-database connections by default; ``LIBRARY_WORKERS`` stays below that, so that a hundred clients
-queue for a worker instead of failing on an exhausted connection pool.
+blocks the event loop and a slow anonymization never delays another client's pass-through.
+The library's pool holds 5 + 10 database connections by default; ``LIBRARY_WORKERS`` stays
+below that, so that a hundred clients queue for a worker instead of failing on an exhausted
+connection pool.
 """
 from __future__ import annotations
 

@@ -144,7 +144,8 @@ class PgSession(Extended):
                 assert start.cancel is not None
                 await self.front.cancel(start.cancel)
                 return False
-            if start.code == codec.GSSENC_REQUEST or (start.code == codec.SSL_REQUEST and (tls or not self.front.proxy.tls)):
+            declined = tls or self.front.proxy.tls is None  # TLS once, and only when configured
+            if start.code == codec.GSSENC_REQUEST or (start.code == codec.SSL_REQUEST and declined):
                 self.emit(b"N")
                 continue
             if start.code == codec.SSL_REQUEST:

@@ -26,7 +26,7 @@ FLOAT4, FLOAT8, UNKNOWN, BPCHAR, VARCHAR, DATE, TIMESTAMP, TIMESTAMPTZ, NUMERIC 
 SIZES = {BOOL: 1, INT8: 8, FLOAT8: 8, DATE: 4, TIMESTAMP: 8, TIMESTAMPTZ: 8}
 EPOCH = dt.date(2000, 1, 1)
 EPOCH_TS = dt.datetime(2000, 1, 1)
-EPOCH_TZ = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH_TZ = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
 class Unsupported(SqlanonError):
@@ -106,7 +106,8 @@ def numeric_binary(d: Decimal) -> bytes:
     whole = whole.lstrip("0")
     whole = whole.rjust(-(-len(whole) // 4) * 4, "0")
     frac = frac.ljust(-(-len(frac) // 4) * 4, "0")
-    groups = [int(whole[i:i + 4]) for i in range(0, len(whole), 4)] + [int(frac[i:i + 4]) for i in range(0, len(frac), 4)]
+    digits = whole + frac
+    groups = [int(digits[i:i + 4]) for i in range(0, len(digits), 4)]
     weight = len(whole) // 4 - 1
     while groups and groups[0] == 0:
         groups.pop(0)
