@@ -19,6 +19,7 @@ from sqlanon.finish.report import Report
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
+from sqlanon.policy.model import Overrides
 from sqlanon.policy.check import check_against_database
 from sqlanon.verify import Measurement
 
@@ -45,14 +46,17 @@ class Session:
     def backend(self) -> str:
         return self.db.backend.name
 
-    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None,
+    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+                t: float | None = None, method: str | None = None,
                 progress: Callable[[str], None] | None = None) -> Result:
         """Run ``sql``; protected tables are anonymized inside the database before the rest runs.
-        ``progress`` is told the stage and the statements sent so far, before each statement."""
+        ``progress`` is told the stage and the statements sent so far, before each statement.
+        ``k``, ``alpha``, ``l``, ``t`` may only tighten the policy; ``method`` names another one."""
         self.last_temp_tables = []
         t0 = time.perf_counter()
         try:
-            result, _ctx, _plan = run(self.db, self.policy, sql, k=k, alpha=alpha, created=self.last_temp_tables,
+            result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+                                      created=self.last_temp_tables,
                                       progress=progress, guard=self._guard())
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
@@ -94,13 +98,15 @@ class Session:
             self._record(sql, e, 0.0)
             raise
 
-    def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None) -> Plan | None:
+    def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+             t: float | None = None, method: str | None = None) -> Plan | None:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired
         (seed 001 §5); None when it reads no protected table. Sends only a COUNT(*)."""
-        return choose(self.db, self.policy, sql, k=k, alpha=alpha)
+        return choose(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method))
 
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
-                    k: int | None = None, alpha: float | None = None, refresh: bool = False,
+                    k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+                    t: float | None = None, method: str | None = None, refresh: bool = False,
                     progress: Callable[[str], None] | None = None) -> Report:
         """Anonymize ``table`` (the rows ``where`` selects) once, inside the database, into the new
         table ``into`` — rows in random order — and a view ``view`` over it; grants are the
@@ -114,7 +120,7 @@ class Session:
         what = f"materialize {table} into {into}" + (f" where {where}" if where else "") + (" refresh" * refresh)
         try:
             report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh), where=where,
-                                 k=k, alpha=alpha, progress=progress, guard=self._guard())
+                                 overrides=Overrides(k, alpha, l, t, method), progress=progress, guard=self._guard())
         except SqlanonError as e:
             self._record(what, e, time.perf_counter() - t0)
             raise
@@ -160,15 +166,15 @@ class Session:
         models for it: the classes over its quasi-identifiers and every model's verdict."""
         return check(self.db, self.policy, table)
 
-    def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None,
-                analyze: bool = False) -> str:
+    def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+                t: float | None = None, method: str | None = None, analyze: bool = False) -> str:
         """The plan and every SQL statement in the target dialect.
 
         Without ``analyze`` nothing runs: the statements of the first search round are shown as
         they would be sent. With ``analyze`` the query runs (no rows are returned) and every
         statement that ran is listed with its time, followed by the report.
         """
-        result, ctx, chosen = run(self.db, self.policy, sql, k=k, alpha=alpha, live=analyze)
+        result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method), live=analyze)
         lines = [f"backend: {self.db.backend.name} ({self.db.backend.server_version})"]
         if chosen is None:
             lines.append("plan: pass-through (the query reads no protected table)")

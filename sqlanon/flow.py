@@ -23,7 +23,7 @@ from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused
 from sqlanon.finish.report import Report
 from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
-from sqlanon.policy.model import Policy, Requirement
+from sqlanon.policy.model import Overrides, Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
@@ -40,9 +40,9 @@ class Result:
     report: Report
 
 
-def _requirement(analysis: Analysis, k: int | None, alpha: float | None) -> Requirement:
+def _requirement(analysis: Analysis, overrides: Overrides) -> Requirement:
     assert analysis.policy is not None
-    return analysis.policy.requirement.tightened(k=k, alpha=alpha)
+    return analysis.policy.requirement.tightened(overrides, analysis.policy.sensitive)
 
 
 class Recoder(Protocol):
@@ -79,7 +79,7 @@ class Target:
     recoder: Recoder | None = None
 
 
-def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: float | None = None,
+def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides(),
         live: bool = True, created: list[str] | None = None, progress: Callable[[str], None] | None = None,
         into: Target | None = None, guard: Guard | None = None) -> tuple[Result, RunContext, Plan | None]:
     """``guard`` runs after the pushdown and before any anonymization: it may refuse the
@@ -99,7 +99,7 @@ def run(db: Database, policy: Policy, sql: str, *, k: int | None = None, alpha: 
             report = Report(table=None, method="none", rule="no protected table",
                             statements=len(ctx.statements), seconds=dict(ctx.timings))
             return Result(columns, rows, report), ctx, None
-        req = _requirement(analysis, k, alpha)
+        req = _requirement(analysis, overrides)
         with ctx.in_stage("plan"):
             chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
         method = REGISTRY[chosen.method](req)
@@ -178,7 +178,7 @@ def admit(db: Database, policy: Policy, sql: str) -> Admission:
 
 
 def materialize(db: Database, policy: Policy, table: str, into: Target, *, where: str | None = None,
-                k: int | None = None, alpha: float | None = None,
+                overrides: Overrides = Overrides(),
                 progress: Callable[[str], None] | None = None, guard: Guard | None = None) -> Report:
     """Anonymize a protected table (or the rows ``where`` selects) once, inside the database, into
     a new table in random order, and a view over it when asked. Never replaces a table, except
@@ -201,7 +201,7 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
             query = query.where(sqlglot.condition(where, dialect=db.backend.dialect))
         except sqlglot.errors.ParseError as e:
             raise QueryRejected("unparsable SQL", f"--where: {e}") from None
-    result, _, _ = run(db, policy, db.backend.render(query), k=k, alpha=alpha, progress=progress, into=into,
+    result, _, _ = run(db, policy, db.backend.render(query), overrides=overrides, progress=progress, into=into,
                        guard=guard)
     db.refresh_schema()
     return result.report
@@ -240,14 +240,13 @@ def check(db: Database, policy: Policy, table: str) -> Measurement:
         return measure_table(frag, tp.requirement, ctx, numbers)
 
 
-def choose(db: Database, policy: Policy, sql: str, *, k: int | None = None,
-           alpha: float | None = None) -> Plan | None:
+def choose(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides()) -> Plan | None:
     """The method the query would be anonymized with, and why (None: it passes through); runs
     nothing but the selection's COUNT(*) that the decision algorithm reads."""
     analysis = analyze(parse(sql, db.backend.dialect), db, policy)
     if analysis.policy is None:
         return None
-    req = _requirement(analysis, k, alpha)
+    req = _requirement(analysis, overrides)
     with RunContext(db) as ctx:
         return plan(analysis, req, db, lambda: _count(analysis, ctx))
 

@@ -17,6 +17,7 @@ import click
 from sqlanon import api
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.errors import PolicyError, SqlanonError
+from sqlanon.policy.model import METHODS
 
 
 def _connect(url: str, policy: str | None) -> api.Session:
@@ -46,6 +47,12 @@ policy_option = click.option("--policy", default=None, type=click.Path(exists=Tr
                              help="policy YAML file (default: the policies applied to the database's catalog)")
 k_option = click.option("--k", type=int, default=None, help="raise k above the policy's")
 alpha_option = click.option("--alpha", type=float, default=None, help="lower α below the policy's")
+l_option = click.option("--l", "l_value", type=int, default=None,
+                        help="raise l (distinct l-diversity where the policy has none)")
+t_option = click.option("--t", "t_value", type=float, default=None,
+                        help="lower t (t-closeness where the policy has none)")
+method_option = click.option("--method", type=click.Choice(list(METHODS)), default=None,
+                             help="another method than the policy's (every release is verified the same)")
 
 
 @click.group()
@@ -56,7 +63,8 @@ def main() -> None:
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
     """The options every command that takes a query has."""
-    for option in (alpha_option, k_option, policy_option, db_option, click.argument("sql")):
+    for option in (method_option, t_option, l_option, alpha_option, k_option, policy_option, db_option,
+                   click.argument("sql")):
         f = option(f)
     return f
 
@@ -65,11 +73,12 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @query_options
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
 @click.option("--no-report", is_flag=True, help="print only the rows")
-def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, fmt: str, no_report: bool) -> None:
+def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
+          t_value: float | None, method: str | None, fmt: str, no_report: bool) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
     try:
         with _progress() as progress, _connect(url, policy) as s:
-            res = s.execute(sql, k=k, alpha=alpha, progress=progress)
+            res = s.execute(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, progress=progress)
     except SqlanonError as e:
         _fail(e)
     if fmt == "json":
@@ -91,11 +100,12 @@ def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | 
 @main.command()
 @query_options
 @click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
-def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, analyze: bool) -> None:
+def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
+            t_value: float | None, method: str | None, analyze: bool) -> None:
     """Show the plan and every SQL statement in the target dialect."""
     try:
         with _connect(url, policy) as s:
-            click.echo(s.explain(sql, k=k, alpha=alpha, analyze=analyze))
+            click.echo(s.explain(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze))
     except SqlanonError as e:
         _fail(e)
 
@@ -131,13 +141,17 @@ def _progress() -> Iterator[Callable[[str], None] | None]:
               help="rewrite the earlier release INTO from the current rows, consistent with it (needs the catalog)")
 @k_option
 @alpha_option
+@l_option
+@t_option
+@method_option
 def materialize_cmd(table: str, url: str, policy: str | None, into: str, view: str | None, where: str | None,
-                    refresh: bool, k: int | None, alpha: float | None) -> None:
+                    refresh: bool, k: int | None, alpha: float | None, l_value: int | None, t_value: float | None,
+                    method: str | None) -> None:
     """Anonymize a protected table once, inside the database, into a new table."""
     try:
         with _progress() as progress, _connect(url, policy) as s:
-            report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, refresh=refresh,
-                                   progress=progress)
+            report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, l=l_value, t=t_value,
+                                   method=method, refresh=refresh, progress=progress)
     except SqlanonError as e:
         _fail(e)
     click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))

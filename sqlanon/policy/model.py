@@ -102,22 +102,58 @@ class Requirement:
     #: ``off`` (no memory of rows: complementary and temporal attacks are not defended)
     across_releases: str = "reuse"
 
-    def tightened(self, k: int | None = None, alpha: float | None = None) -> "Requirement":
-        """Overrides from a caller may only make the requirement stricter."""
+    def tightened(self, o: "Overrides", sensitive: tuple["Sensitive", ...] = ()) -> "Requirement":
+        """Overrides from a caller may only make the requirement stricter (or name another
+        method: verification judges every release the same). A model the policy does not ask
+        for judges the table's first sensitive attribute."""
         from sqlanon.errors import PolicyError
 
         new = self
-        if k is not None:
-            if k < self.k:
-                raise PolicyError(f"k={k} is weaker than the policy's k={self.k}")
-            new = replace(new, k=k)
-        if alpha is not None:
+        if o.k is not None:
+            if o.k < self.k:
+                raise PolicyError(f"k={o.k} is weaker than the policy's k={self.k}")
+            new = replace(new, k=o.k)
+        if o.alpha is not None:
             if self.alpha is None:
                 raise PolicyError("alpha given but the policy names no α-protected attribute")
-            if not 0 < alpha <= self.alpha.value:
-                raise PolicyError(f"alpha={alpha} is weaker than the policy's {self.alpha.value}")
-            new = replace(new, alpha=replace(self.alpha, value=alpha))
+            if not 0 < o.alpha <= self.alpha.value:
+                raise PolicyError(f"alpha={o.alpha} is weaker than the policy's {self.alpha.value}")
+            new = replace(new, alpha=replace(self.alpha, value=o.alpha))
+        if o.l is not None:
+            if self.l is not None:
+                if o.l < self.l.value:
+                    raise PolicyError(f"l={o.l} is weaker than the policy's l={self.l.value}")
+                new = replace(new, l=replace(self.l, value=o.l))
+            else:
+                if o.l < 2 or not sensitive:
+                    raise PolicyError("l needs a value of at least 2 and a sensitive attribute in the policy")
+                new = replace(new, l=Diversity(o.l, sensitive[0].column, "distinct"))
+        if o.t is not None:
+            if self.t is not None:
+                if not 0 < o.t <= self.t.value:
+                    raise PolicyError(f"t={o.t} is weaker than the policy's t={self.t.value}")
+                new = replace(new, t=replace(self.t, value=o.t))
+            else:
+                if not 0 < o.t <= 1 or not sensitive:
+                    raise PolicyError("t needs a value in (0, 1] and a sensitive attribute in the policy")
+                s = sensitive[0]
+                new = replace(new, t=Closeness(o.t, s.column, "ordered" if s.kind == "numeric" else "equal"))
+        if o.method is not None:
+            if o.method not in METHODS:
+                raise PolicyError(f"method {o.method!r} is not available (one of {', '.join(METHODS)})")
+            new = replace(new, method=o.method)
         return new
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What a caller asks beyond the policy for one query or release (``--k``, ``--l``, …)."""
+
+    k: int | None = None
+    alpha: float | None = None
+    l: int | None = None  # noqa: E741 - the model's own name
+    t: float | None = None
+    method: str | None = None
 
 
 @dataclass(frozen=True)

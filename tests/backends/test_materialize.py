@@ -62,6 +62,15 @@ def test_the_cli_materializes(db_url, tmp_path):
     assert "released:" in out.stdout and "k-anonymity" in out.stdout
     _, rows = stored(db_url, "released")
     assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=3, alpha=0.5)
+    # another method and a model the policy does not ask for, given on the command line
+    out = run("materialize", "patients", "--into", "diverse", "--db", db_url, "--policy", str(policy),
+              "--method", "mondrian", "--l", "2")
+    assert out.returncode == 0, out.stderr
+    assert "method mondrian" in out.stdout and "l-diversity" in out.stdout
+    _, rows = stored(db_url, "diverse")
+    assert all(len({r[3] for r in rows if r[:3] == c}) >= 2 for c in {r[:3] for r in rows})
+    out = run("materialize", "patients", "--into", "weaker", "--db", db_url, "--policy", str(policy), "--k", "1")
+    assert out.returncode == 2 and "weaker" in out.stderr
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ import pytest
 
 from sqlanon import PolicyError, load_policy
 from sqlanon.hierarchy import TaxonomyHierarchy
+from sqlanon.policy.model import Overrides
 
 GOOD = {"tables": {"patients": {
     "identifiers": ["name"],
@@ -98,9 +99,21 @@ def test_arx_hierarchies_of_adult_load(shared):
 
 
 def test_overrides_only_tighten():
-    req = load_policy(GOOD).for_table("patients").requirement
-    assert req.tightened(k=5).k == 5
+    tp = load_policy(GOOD).for_table("patients")
+    req = tp.requirement
+    assert req.tightened(Overrides(k=5)).k == 5
     with pytest.raises(PolicyError, match="weaker"):
-        req.tightened(k=2)
+        req.tightened(Overrides(k=2))
     with pytest.raises(PolicyError, match="weaker"):
-        req.tightened(alpha=0.9)
+        req.tightened(Overrides(alpha=0.9))
+    # a model the policy does not ask for judges the first sensitive attribute; a method may change
+    added = req.tightened(Overrides(l=3, t=0.3, method="mondrian"), tp.sensitive)
+    assert (added.l.value, added.l.attribute, added.l.variant) == (3, tp.sensitive[0].column, "distinct")
+    assert (added.t.value, added.t.attribute) == (0.3, tp.sensitive[0].column)
+    assert added.method == "mondrian"
+    assert added.tightened(Overrides(l=4, t=0.2), tp.sensitive).l.value == 4
+    for weaker in (Overrides(l=2), Overrides(t=0.5)):
+        with pytest.raises(PolicyError, match="weaker"):
+            added.tightened(weaker, tp.sensitive)
+    with pytest.raises(PolicyError, match="not available"):
+        req.tightened(Overrides(method="magic"))
