@@ -49,6 +49,9 @@ def test_psql_describe_tables(pg_proxy):
     assert out.returncode == 0, out.stderr
     assert 'Table "public.patients"' in out.stdout
     assert all(c in out.stdout for c in ("name", "age", "zip", "disease", "integer"))
+    for command in ("\\l", "\\dn", "\\du", "\\dT", "\\df", "\\dv", "\\d+ wards"):
+        out = psql(pg_proxy, "-c", command)
+        assert out.returncode == 0, (command, out.stderr)
     out = psql(pg_proxy, "-c", "\\dt+")  # sizes are statistics: refused, by name
     assert out.returncode != 0 and "pg_size_pretty" in out.stderr.lower()
 

@@ -23,7 +23,7 @@ SCHEMAS = ("pg_catalog", "information_schema")
 #: pg_catalog relations that describe names, types, constraints and dependencies only (not
 #: pg_sequences: its last_value counts inserted rows)
 RELATIONS = frozenset({
-    "pg_am", "pg_attrdef", "pg_attribute", "pg_class", "pg_collation", "pg_constraint", "pg_database",
+    "pg_am", "pg_auth_members", "pg_attrdef", "pg_attribute", "pg_class", "pg_collation", "pg_constraint", "pg_database",
     "pg_depend", "pg_description", "pg_enum", "pg_extension", "pg_foreign_table", "pg_index", "pg_indexes",
     "pg_inherits", "pg_language", "pg_matviews", "pg_namespace", "pg_opclass", "pg_operator",
     "pg_partitioned_table", "pg_policy", "pg_proc", "pg_publication", "pg_publication_namespace",
@@ -64,7 +64,7 @@ FUNC_CLASSES: tuple[type[exp.Func], ...] = (
     exp.ArrayToString, exp.GroupConcat, exp.ExplodingGenerateSeries, exp.GenerateSeries, exp.Explode,
     exp.ArrayAgg, exp.Unnest, exp.ArraySize, exp.JSONObject, exp.LogicalAnd, exp.LogicalOr,
     # syntax that sqlglot models as functions
-    exp.Any, exp.All, exp.Array, exp.Bracket, exp.RegexpLike, exp.RegexpILike, exp.Collate,
+    exp.Any, exp.All, exp.Array, exp.Bracket, exp.RegexpLike, exp.RegexpILike, exp.Collate, exp.Exists,
 )
 
 #: types a catalog query may cast to (their input functions only look names up)
@@ -81,7 +81,7 @@ NODES: tuple[type[exp.Expression], ...] = QUERY_NODES + (
     exp.Subquery, exp.Union, exp.Intersect, exp.Except, exp.With, exp.CTE, exp.Exists, exp.Any, exp.All,
     exp.Array, exp.Bracket, exp.RegexpLike, exp.RegexpILike, exp.Operator, exp.Collate, exp.Dot, exp.Tuple,
     exp.ObjectIdentifier, exp.Anonymous, exp.Func, exp.Join, exp.Boolean, exp.Null, exp.Window,
-    exp.PartitionedByProperty, exp.BitwiseAnd, exp.Coalesce, exp.Filter,
+    exp.PartitionedByProperty, exp.BitwiseAnd, exp.Coalesce, exp.Filter, exp.ByteString,
 )
 
 

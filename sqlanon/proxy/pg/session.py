@@ -34,6 +34,8 @@ LOG = logging.getLogger("sqlanon.proxy")
 STARTUP_TIMEOUT = 30.0
 CACHE_SIZE = 256
 #: start-up parameters a client may send besides the settings of ``gate.SETTINGS``
+#: the states of a connection and where each may go
+TRANSITIONS = {"startup": ("auth", "closed"), "auth": ("ready", "closed"), "ready": ("closed",), "closed": ()}
 STARTUP_KEYS = frozenset({"user", "database", "application_name", "client_encoding", "options"})
 
 
@@ -65,6 +67,11 @@ class PgSession(Extended):
         self._cache: dict[str, tuple[gate.Decision, object]] = {}
         #: replies not yet handed to the transport (one write per batch)
         self.out = bytearray()
+
+    def enter(self, state: str) -> None:
+        if state not in TRANSITIONS[self.state]:
+            raise ProtocolViolation(f"no transition from {self.state} to {state}")
+        self.state = state
 
     # -- I/O -----------------------------------------------------------------------------------
     def write(self, data: bytes) -> None:
@@ -110,7 +117,7 @@ class PgSession(Extended):
                 async with asyncio.timeout(STARTUP_TIMEOUT):
                     if not await self._startup():
                         return
-                self.state = "ready"
+                self.enter("ready")
                 await self._serve()
             except Fatal as e:
                 self.write(codec.error(e.sqlstate, e.message, severity="FATAL"))
@@ -129,7 +136,7 @@ class PgSession(Extended):
         except (ConnectionError, OSError):
             pass
         finally:
-            self.state = "closed"
+            self.enter("closed")
             if self.key is not None:
                 self.front.sessions.pop(self.key, None)
             self._release(reuse=False)
@@ -160,7 +167,7 @@ class PgSession(Extended):
         if self.front.proxy.config.require_tls and not tls:
             raise Fatal("28000", "the proxy accepts TLS connections only (sslmode=require)")
         self.framer.startup = False
-        self.state = "auth"
+        self.enter("auth")
         await self._authenticate(start.params)
         return True
 
