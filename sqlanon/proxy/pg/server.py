@@ -3,8 +3,8 @@
 The library is synchronous: statements are decided (parse, analyze) in one thread pool,
 anonymized queries run in another and audit events are recorded in a third, so that no client
 blocks the event loop and a slow anonymization never delays another client's pass-through.
-The library's pool holds 5 + 10 database connections by default; ``LIBRARY_WORKERS`` stays
-below that, so that a hundred clients queue for a worker instead of failing on an exhausted
+The library's pool holds 5 + 10 database connections by default; ``LIBRARY_WORKERS`` keeps
+within that, so that a hundred clients queue for a worker instead of failing on an exhausted
 connection pool.
 """
 from __future__ import annotations
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from sqlanon.proxy.pg.session import PgSession
     from sqlanon.proxy.server import Proxy
 
-#: anonymized queries at once (each holds one of the library's pooled connections)
-LIBRARY_WORKERS = 8
+#: anonymized queries at once, each holding one of the library's pooled connections: with the
+#: MySQL front-end's 6 and one audit thread each (a catalog sink writes through the same pool),
+#: SQLAlchemy's 5 + 10
+LIBRARY_WORKERS = 7
 #: statements parsed and analyzed at once (CPU only)
 DECIDE_WORKERS = 4
 #: database connections for relayed statements, shared by all clients
