@@ -111,10 +111,12 @@ class Consistency:
             .from_(table(src, "s")).join(self._memory("m"), on=self._same_row(frag, "s", "m"))
         pinned = ctx.create_temp("pinned", exp.union(
             exp.select(*[col(c, "r") for c in frag.columns]).from_(table(released, "r")), again, distinct=False))
-        n = ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(src, "s"))
-                       .join(self._memory("m"), on=self._same_row(frag, "s", "m")))
-        self.notes.append(f"consistent recoding: {n} row(s) released before keep their earlier generalization; the "
-                          "method anonymized the others")
+        earlier = ctx.query(exp.select(col(TARGET, "m"), exp.Count(this=exp.Star())).from_(table(src, "s"))
+                            .join(self._memory("m"), on=self._same_row(frag, "s", "m")).group_by(col(TARGET, "m"))
+                            .order_by(col(TARGET, "m")))
+        named = ", ".join(f"{n} from {target}" for target, n in earlier) or "none"
+        self.notes.append(f"consistent recoding: rows released before keep their earlier generalization ({named}); "
+                          "the method anonymized the others")
         return pinned
 
     def _unremembered(self, frag: Fragment, released: str) -> exp.Select:
