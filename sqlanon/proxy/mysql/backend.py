@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 from sqlalchemy.engine import make_url
 
+from sqlanon.errors import SqlanonError
 from sqlanon.proxy.mysql import codec
 
 #: flags the database leg always uses, besides the client's RELAYED ones
@@ -29,8 +30,10 @@ UTF8MB4_GENERAL_CI = 45
 CHUNK = 256 * 1024
 
 
-class BackendLost(Exception):
+class BackendLost(SqlanonError):
     """The database connection failed or broke; the message is safe to show the client."""
+
+    sqlstate = "08S01"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ import struct
 from dataclasses import dataclass, field
 
 MAX_FRAME = 0xFFFFFF
+#: a frame header read at once: length (3 bytes) and sequence id
+_HEADER = struct.Struct("<I").unpack_from
 
 # capability flags
 LONG_PASSWORD, FOUND_ROWS, LONG_FLAG, CONNECT_WITH_DB = 1, 2, 4, 8
@@ -137,15 +139,15 @@ class Reader:
         return int.from_bytes(self.take(n), "little")
 
     def lenenc(self) -> int | None:
+        """A length-encoded integer; None for the NULL marker 0xFB."""
         first = self.int(1)
         if first < 251:
             return first
         if first == 251:
             return None
-        return self.int({252: 2, 253: 3, 254: 8}.get(first, 0) or self._bad())
-
-    def _bad(self) -> int:
-        raise ProtocolError("bad length-encoded integer")
+        if first == 255:
+            raise ProtocolError("bad length-encoded integer")
+        return self.int({252: 2, 253: 3, 254: 8}[first])
 
     def lenenc_str(self) -> bytes:
         n = self.lenenc()
@@ -282,16 +284,6 @@ class Column:
                 + struct.pack("<HIBHB", self.charset, self.length, self.type, self.flags, self.decimals) + b"\x00\x00")
 
 
-def column_type(payload: bytes) -> tuple[int, int]:
-    """(type, flags) of a ColumnDefinition41 packet."""
-    r = Reader(payload)
-    for _ in range(6):
-        r.lenenc_str()
-    r.lenenc()
-    r.take(6)
-    return r.int(1), r.int(2)
-
-
 class ResponseScanner:
     """Finds the end of one command's response (OK, ERR, or a result set, several when the server
     says more follow) in the database's byte stream, looking only at packet heads.
@@ -312,6 +304,10 @@ class ResponseScanner:
     def scan(self, buf: bytearray | bytes) -> tuple[int, bool]:
         pos, n = 0, len(buf)
         while pos + 4 <= n:
+            if self.state == "rows" and not self.continued:
+                pos = self._rows(buf, pos, n)
+                if pos + 4 > n:
+                    break
             length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
             end = pos + 4 + length
             if end > n:
@@ -324,6 +320,20 @@ class ResponseScanner:
                     return end, True
             pos = end
         return pos, False
+
+    def _rows(self, buf: bytearray | bytes, pos: int, n: int) -> int:
+        """Skip whole row packets (the hot loop of a large result): stops before a packet that
+        may end the result set (0xFE, 0xFF), a 16 MiB frame, or the end of ``buf``."""
+        rows, header = 0, _HEADER
+        while pos + 4 < n:
+            length = header(buf, pos)[0] & MAX_FRAME
+            end = pos + 4 + length
+            if end > n or buf[pos + 4] >= 0xFE or length == MAX_FRAME:
+                break
+            pos = end
+            rows += 1
+        self.rows += rows
+        return pos
 
     def _packet(self, first: int, length: int, payload: bytes) -> bool:
         """Advance over one packet (``payload`` only where its content matters); True when the

@@ -45,10 +45,10 @@ class Closed(Exception):
 def error_packet(e: Exception) -> bytes:
     if isinstance(e, QueryRejected):
         return codec.err(ER_REJECTED, e.sqlstate, e.message)
+    if isinstance(e, BackendLost):
+        return codec.err(ER_LOST, e.sqlstate, e.message)
     if isinstance(e, SqlanonError):
         return codec.err(ER_SIGNAL, e.sqlstate, e.message)
-    if isinstance(e, BackendLost):
-        return codec.err(ER_LOST, "HY000", str(e))
     return codec.err(ER_UNKNOWN_ERROR, "HY000", "internal error in the proxy; see its log")
 
 
@@ -192,12 +192,12 @@ class ClientSession:
                 await self.send(codec.ok(self.caps, self.status))
             else:
                 await self.send(codec.err(ER_UNKNOWN_COM, "08S01", f"command {cmd:#04x} is not served by the proxy"))
-        except (SqlanonError, UnknownStatement) as e:
-            await self.send(codec.err(ER_UNKNOWN_STMT, "HY000", str(e)) if isinstance(e, UnknownStatement)
-                            else error_packet(e))
         except BackendLost as e:
             self._drop_backend()
             await self.send(error_packet(e))
+        except (SqlanonError, UnknownStatement) as e:
+            await self.send(codec.err(ER_UNKNOWN_STMT, "HY000", str(e)) if isinstance(e, UnknownStatement)
+                            else error_packet(e))
         except (Closed, ConnectionError, codec.ProtocolError):
             raise
         except Exception as e:  # noqa: BLE001 - a bug or a malformed field: an error, the session goes on
