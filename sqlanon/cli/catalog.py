@@ -1,0 +1,143 @@
+"""``sqlanon db``, ``sqlanon policy`` and ``sqlanon releases``: sqlanon's catalog in the database."""
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import click
+
+from sqlanon import api
+from sqlanon.backends.connect import Database, open_database
+from sqlanon.catalog import Catalog, migrate, open_catalog, policies
+from sqlanon.cli import _fail, _table, db_option, main
+from sqlanon.errors import PolicyError, SqlanonError
+
+
+@main.group()
+def db() -> None:
+    """sqlanon's catalog in the database: create, upgrade, inspect (Alembic migrations)."""
+
+
+@db.command("upgrade")
+@db_option
+@click.argument("revision", default="head")
+def db_upgrade(url: str, revision: str) -> None:
+    """Create the catalog or bring it to REVISION (default: the newest)."""
+    try:
+        with _database(url) as d:
+            click.echo(f"catalog at revision {migrate.upgrade(d, revision)}")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@db.command("downgrade")
+@db_option
+@click.argument("revision")
+@click.option("--yes", is_flag=True, help="confirm: a downgrade drops catalog tables with their rows")
+def db_downgrade(url: str, revision: str, yes: bool) -> None:
+    """Take the catalog back to REVISION ('base' removes it): drops the logs it held."""
+    if not yes:
+        click.echo("error: a downgrade drops catalog tables and the releases and audit events they hold; "
+                   "add --yes to confirm", err=True)
+        sys.exit(2)
+    try:
+        with _database(url) as d:
+            click.echo(f"catalog at revision {migrate.downgrade(d, revision) or 'none'}")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@db.command("current")
+@db_option
+def db_current(url: str) -> None:
+    """The catalog's revision ('none' where there is no catalog) and the newest one known."""
+    try:
+        with _database(url) as d:
+            click.echo(f"{migrate.current(d) or 'none'} (head {migrate.head()})")
+    except SqlanonError as e:
+        _fail(e)
+
+
+@contextmanager
+def _database(url: str) -> Iterator[Database]:
+    d = open_database(url)
+    try:
+        yield d
+    finally:
+        d.dispose()
+
+
+@contextmanager
+def _catalog(url: str) -> Iterator[Catalog]:
+    with _database(url) as d:
+        catalog = open_catalog(d)
+        if catalog is None:
+            raise PolicyError("the database has no sqlanon catalog: run 'sqlanon db upgrade'")
+        yield catalog
+
+
+@main.group()
+def policy() -> None:
+    """Policies stored in the catalog (a policy file still works without one)."""
+
+
+@policy.command("apply")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+def policy_apply(file: str, url: str) -> None:
+    """Store FILE's policy in the catalog: a new version for each table whose policy changed."""
+    try:
+        with api.connect(url, file, catalog=True, client=getpass.getuser(), front_end="cli") as s:
+            for a in policies.apply(s.catalog, file, getpass.getuser()):
+                click.echo(f"{a.table}: version {a.version}" + ("" if a.changed else " (unchanged)"))
+    except SqlanonError as e:
+        _fail(e)
+
+
+@policy.command("show")
+@click.argument("table", required=False)
+@db_option
+def policy_show(table: str | None, url: str) -> None:
+    """The newest stored policy of TABLE (default: every table), as YAML."""
+    try:
+        with api.connect(url, catalog=None) as s:
+            click.echo(policies.show(s.catalog, table), nl=False)
+    except SqlanonError as e:
+        _fail(e)
+
+
+@policy.command("diff")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@db_option
+def policy_diff(file: str, url: str) -> None:
+    """What 'policy apply FILE' would change; exit 1 when it would change something."""
+    try:
+        with _catalog(url) as catalog:
+            text = policies.diff(catalog, file)
+    except SqlanonError as e:
+        _fail(e)
+    click.echo(text, nl=False)
+    sys.exit(1 if text else 0)
+
+
+@main.command()
+@db_option
+@click.option("--table", default=None, help="only releases of this table")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+def releases(url: str, table: str | None, limit: int, fmt: str) -> None:
+    """The release log: every release, newest first (who, when, which rows, how)."""
+    try:
+        with _catalog(url) as catalog:
+            rows = catalog.releases(table, limit)
+    except SqlanonError as e:
+        _fail(e)
+    if fmt == "json":
+        click.echo(json.dumps(rows, default=str, indent=2))
+        return
+    cols = ["id", "at", "client", "front_end", "table_name", "method", "rows_in", "rows_released", "rows_suppressed",
+            "target", "predicate"]
+    click.echo(_table(cols, [tuple(r[c] for c in cols) for r in rows]))
