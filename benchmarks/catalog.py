@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlglot import exp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -133,8 +134,9 @@ def fill_log(url: str, table: str) -> None:
         releases = tables(names).releases
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         rows = []
+        fnlwgt = exp.column("fnlwgt", table=table, quoted=True)
         for i in range(LOG_SIZE):
-            pred = f'"{table}"."fnlwgt" > {10_000 + i}'
+            pred = db.backend.render(exp.GT(this=fnlwgt.copy(), expression=exp.Literal.number(10_000 + i)))
             rows.append(dict(at=now - dt.timedelta(seconds=LOG_SIZE - i), client="bench", front_end="library",
                              table_name=table, predicate=pred, fingerprint=fingerprint(pred), method="mondrian",
                              parameters="{}", rows_in=0, rows_released=0, rows_suppressed=0, classes=0, report="{}"))
