@@ -107,7 +107,7 @@ def test_typed_parameters_and_nulls():
 
 
 def test_binary_rows_carry_types():
-    cols = results.columns(["i", "f", "d", "day", "s"], [(1, 0.5, Decimal("1.25"), dt.date(2020, 1, 2), "x")], 45)
+    cols = results.columns(["i", "f", "d", "day", "s"], [(1,), (0.5,), (Decimal("1.25"),), (dt.date(2020, 1, 2),), ("x",)], 45)
     assert [c.type for c in cols] == [codec.LONGLONG, codec.DOUBLE, codec.NEWDECIMAL, codec.DATE, codec.VAR_STRING]
     row = results.binary_row((1, None, Decimal("1.25"), dt.date(2020, 1, 2), "x"), cols, "utf-8")
     assert row == (b"\x00\x08" + struct.pack("<q", 1) + b"\x041.25" + struct.pack("<BHBB", 4, 2020, 1, 2) + b"\x01x")

@@ -24,14 +24,16 @@ KINDS = {bool: "int", int: "int", float: "float", Decimal: "decimal", dt.datetim
 def _kind(values: Sequence[Any]) -> str:
     kinds = {KINDS.get(t, "text") for t in set(map(type, values)) if t is not type(None)}
     kind = kinds.pop() if len(kinds) == 1 else "text"
-    if kind == "int" and not all(INT64[0] <= v <= INT64[1] for v in values if v is not None):
-        return "decimal"
+    if kind == "int":
+        present = [v for v in values if v is not None]
+        if min(present) < INT64[0] or max(present) > INT64[1]:
+            return "decimal"
     return kind
 
 
-def columns(names: Sequence[str], rows: Sequence[Sequence[Any]], charset: int) -> list[codec.Column]:
+def columns(names: Sequence[str], by_column: Sequence[Sequence[Any]], charset: int) -> list[codec.Column]:
+    """Column definitions for values given column by column (``list(zip(*rows))``)."""
     out = []
-    by_column = list(zip(*rows)) if rows else [() for _ in names]
     for name, values in zip(names, by_column):
         kind = _kind(values)
         if kind == "int":
@@ -48,7 +50,7 @@ def columns(names: Sequence[str], rows: Sequence[Sequence[Any]], charset: int) -
         elif kind == "bytes":
             out.append(codec.Column(name, codec.BLOB, codec.BINARY_CHARSET, 1 << 24, codec.BINARY_FLAG))
         else:
-            width = max((len(str(v)) for v in set(values) if v is not None), default=1)
+            width = max((len(str(v)) for v in set(values) - {None}), default=1)
             out.append(codec.Column(name, codec.VAR_STRING, charset, max(width, 1) * 4))
     return out
 
@@ -86,15 +88,29 @@ def time_text(v: dt.timedelta) -> str:
 _SHORT = [bytes([n]) for n in range(251)]
 
 
-def text_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
-    parts = []
-    for v in row:
-        if v is None:
-            parts.append(b"\xfb")
+def _lenenc(b: bytes) -> bytes:
+    return (_SHORT[len(b)] if len(b) < 251 else codec.lenenc_int(len(b))) + b
+
+
+def text_rows(by_column: Sequence[Sequence[Any]], encoding: str) -> list[bytes]:
+    """ProtocolText::ResultsetRow payloads, encoded column by column: generalized columns hold
+    few distinct values, each encoded once (where a column holds one type: 1, 1.0 and True
+    are equal keys but different texts)."""
+    encoded = []
+    for values in by_column:
+        kinds = set(map(type, values)) - {type(None)}
+        if len(kinds) > 1 or bytearray in kinds:
+            encoded.append([b"\xfb" if v is None else _lenenc(_text(v, encoding)) for v in values])
             continue
-        b = v.encode(encoding, "replace") if type(v) is str else _text(v, encoding)
-        parts.append((_SHORT[len(b)] if len(b) < 251 else codec.lenenc_int(len(b))) + b)
-    return b"".join(parts)
+        seen: dict[Any, bytes] = {}
+        column = []
+        for v in values:
+            b = seen.get(v)
+            if b is None:
+                b = seen[v] = b"\xfb" if v is None else _lenenc(_text(v, encoding))
+            column.append(b)
+        encoded.append(column)
+    return list(map(b"".join, zip(*encoded)))
 
 
 def binary_row(row: Sequence[Any], cols: Sequence[codec.Column], encoding: str) -> bytes:
@@ -137,14 +153,16 @@ def _binary_time(v: dt.timedelta) -> bytes:
 def result_set(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int, status: int, charset: int,
                encoding: str, binary: bool) -> Iterator[bytes]:
     """The payloads of one result set: column count, definitions, (EOF), rows, end."""
-    cols = columns(names, rows, charset)
+    by_column = list(zip(*rows)) if rows else [() for _ in names]
+    cols = columns(names, by_column, charset)
     yield codec.lenenc_int(len(cols))
     yield from (c.definition() for c in cols)
     if not caps & codec.DEPRECATE_EOF:
         yield codec.eof(status)
-    encode = binary_row if binary else text_row
-    for r in rows:
-        yield encode(r, cols, encoding)
+    if binary:
+        yield from (binary_row(r, cols, encoding) for r in rows)
+    else:
+        yield from text_rows(by_column, encoding)
     yield codec.end_of_rows(caps, status)
 
 

@@ -258,15 +258,12 @@ class ClientSession:
         await self._result(result.columns, result.rows, binary)
 
     async def _result(self, names: list[str], rows: list[tuple], binary: bool) -> None:
-        packets = results.result_set(names, rows, caps=self.caps, status=self.status,
-                                     charset=CHARSET_IDS[self.charset], encoding=self.encoding, binary=binary)
-        batch: list[bytes] = []
-        for p in packets:
-            batch.append(p)
-            if len(batch) >= 512:
-                await self.send(*batch)
-                batch = []
-        await self.send(*batch)
+        """Encode off the event loop (16k Adult rows take ~0.1 s), frame and send in batches."""
+        packets = await self.shared.run(lambda: list(results.result_set(
+            names, rows, caps=self.caps, status=self.status, charset=CHARSET_IDS[self.charset],
+            encoding=self.encoding, binary=binary)))
+        for i in range(0, len(packets), 1024):
+            await self.send(*packets[i:i + 1024])
 
     # -- the database leg ---------------------------------------------------------------------
     async def _backend(self) -> Backend:
