@@ -172,3 +172,12 @@ def test_catalog_lists_exclude_statistics_and_secrets():
     for name in ("pg_read_file", "query_to_xml", "dblink", "pg_relation_size", "pg_table_size", "lo_get",
                  "set_config", "current_setting", "pg_ls_dir"):
         assert name not in catalog.CALLS
+
+
+def test_data_rows_encode_values_lengths_and_nulls():
+    encoders = [values.TEXT_OUT[values.INT8], values.TEXT_OUT[values.TEXT], values.BINARY_OUT[values.FLOAT8]]
+    out = codec.data_rows([(12, None, 1.5), (-3, "ä", 0.0)], encoders)
+    first = struct.pack("!h", 3) + struct.pack("!i", 2) + b"12" + b"\xff\xff\xff\xff" + struct.pack("!id", 8, 1.5)
+    second = struct.pack("!h", 3) + struct.pack("!i", 2) + b"-3" + struct.pack("!i", 2) + "ä".encode() \
+        + struct.pack("!id", 8, 0.0)
+    assert out == codec.message(b"D", first) + codec.message(b"D", second)

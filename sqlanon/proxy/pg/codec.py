@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 #: the largest frontend message accepted (a statement plus its parameters)
 MAX_MESSAGE = 1 << 20
@@ -253,11 +254,27 @@ def row_description(columns: list[tuple[str, int, int, int]]) -> bytes:
     return message(b"T", b"".join(parts))
 
 
-def data_row(values: list[bytes | None]) -> bytes:
-    parts = [_I16.pack(len(values))]
-    for v in values:
-        parts.append(b"\xff\xff\xff\xff" if v is None else _I32.pack(len(v)) + v)
-    return message(b"D", b"".join(parts))
+_ROW = struct.Struct("!cih").pack
+_NULL = b"\xff\xff\xff\xff"
+
+
+def data_rows(rows: Iterable[Sequence[Any]], encoders: Sequence[Callable[[Any], bytes]]) -> bytes:
+    """DataRow messages, each value encoded by its column's encoder (None is NULL)."""
+    out = []
+    n = len(encoders)
+    length = _I32.pack
+    for row in rows:
+        parts = []
+        for v, enc in zip(row, encoders):
+            if v is None:
+                parts.append(_NULL)
+            else:
+                e = enc(v)
+                parts.append(length(len(e)))
+                parts.append(e)
+        body = b"".join(parts)
+        out.append(_ROW(b"D", len(body) + 6, n) + body)
+    return b"".join(out)
 
 
 def parameter_description(oids: list[int]) -> bytes:

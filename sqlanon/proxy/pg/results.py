@@ -47,9 +47,7 @@ class Rows:
         end = len(rows) if max_rows <= 0 else min(len(rows), self.pos + max_rows)
         encoders = self.encoders
         for start in range(self.pos, end, BATCH):
-            chunk = [codec.data_row([None if v is None else enc(v) for v, enc in zip(row, encoders)])
-                     for row in rows[start:min(end, start + BATCH)]]
-            session.write(b"".join(chunk))
+            session.write(codec.data_rows(rows[start:min(end, start + BATCH)], encoders))
             await session.drain()
         self.pos = end
         if end < len(rows):
