@@ -193,3 +193,20 @@ def test_tls_hello_right_behind_the_ssl_request(env):
                 pending = b""
                 incoming.write(s.recv(65536))  # times out if the proxy swallowed the hello
         assert tls.version().startswith("TLS")
+
+
+def test_field_list_of_tables_of_the_database_only(env):
+    """COM_FIELD_LIST (the mariadb CLI's completion): column definitions, no data."""
+    with env.connect() as c:
+        c._execute_command(pymysql.constants.COMMAND.COM_FIELD_LIST, "patients\0")
+        names = []
+        while not (packet := c._read_packet()).is_eof_packet():
+            names.append(pymysql.protocol.FieldDescriptorPacket(packet._data, c.encoding).name)
+        assert names == ["name", "age", "sex", "zip", "nationality", "disease"]
+        c._execute_command(pymysql.constants.COMMAND.COM_FIELD_LIST, "user\0")
+        with pytest.raises(pymysql.err.MySQLError) as e:
+            c._read_packet()
+        assert e.value.args[0] == 1227
+        with c.cursor() as cur:
+            cur.execute("SELECT 5")
+            assert cur.fetchall() == ((5,),)

@@ -27,6 +27,8 @@ T = TypeVar("T")
 #: largest packet a client may send (a statement is at most 100,000 characters; long data is
 #: sent in pieces)
 MAX_PACKET = 1 << 20
+#: largest packet before login: a handshake response with its attributes is a few hundred bytes
+LOGIN_PACKET = 16 << 10
 #: library executions at once from this front-end: the rest queue here, not in SQLAlchemy's pool
 #: (5 + 10 connections by default, shared with the other front-end), where they would time out
 LIBRARY_SLOTS = 6
@@ -70,7 +72,7 @@ class Connection(asyncio.BufferedProtocol):
 
     def __init__(self, shared: Shared):
         self.shared = shared
-        self.framer = codec.Framer(MAX_PACKET)
+        self.framer = codec.Framer(LOGIN_PACKET)
         #: read exactly up to the end of the current packet (until the first one is in)
         self.exact = True
         self.transport: asyncio.Transport | None = None
@@ -154,6 +156,10 @@ class Connection(asyncio.BufferedProtocol):
         loop = asyncio.get_running_loop()
         self.transport = await loop.start_tls(self.transport, self, context, server_side=True,  # type: ignore
                                               ssl_handshake_timeout=10)
+
+    def logged_in(self) -> None:
+        """Accept packets up to MAX_PACKET from now on."""
+        self.framer.limit = MAX_PACKET
 
     def close(self) -> None:
         if self.transport is not None:

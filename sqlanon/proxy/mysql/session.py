@@ -146,6 +146,7 @@ class ClientSession:
                                       f"Access denied for user '{user.name}' to database '{response.database}'"))
             raise Closed
         self.lib = sh.proxy.session_for(user, FRONT_END)
+        self.conn.logged_in()
         await self.send(codec.ok(self.caps, self.status))
 
     # -- command phase ----------------------------------------------------------------------------
