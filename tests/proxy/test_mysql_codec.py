@@ -42,7 +42,7 @@ def test_framer_wants_exactly_the_rest_of_the_packet():
     assert len(ssl_request) == 36 and framer.wanted() == 4
     framer.feed(ssl_request[:4])
     assert framer.wanted() == 32
-    (seq, payload), = framer.feed(ssl_request[4:])
+    (_, payload), = framer.feed(ssl_request[4:])
     assert codec.parse_handshake_response(payload).ssl_request and framer.wanted() == 4
 
 

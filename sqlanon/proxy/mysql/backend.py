@@ -97,6 +97,8 @@ def _greeting(payload: bytes) -> tuple[ServerInfo, bytes, str]:
 class Backend:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, caps: int):
         self.reader, self.writer, self.caps = reader, writer, caps
+        #: the database's greeting, once logged in
+        self.info = ServerInfo("", 0, 0)
         self._framer = codec.Framer(1 << 30)
         self._packets: collections.deque[tuple[int, bytes]] = collections.deque()
 

@@ -191,7 +191,7 @@ def _in_database(tree: exp.Expression, arg: str, database: str) -> bool:
 
 def _show(tree: exp.Show, database: str, tables: set[str], protected: set[str]) -> Verdict:
     what = str(tree.this).upper()
-    if what not in SHOWS or set(k for k, v in tree.args.items() if v) - SHOW_ARGS or \
+    if what not in SHOWS or {k for k, v in tree.args.items() if v} - SHOW_ARGS or \
             not _in_database(tree, "db", database):
         raise QueryRejected(f"SHOW {what}", "not on the proxy's list of SHOW statements without data or statistics")
     like = tree.args.get("like")

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 from sqlanon.proxy.mysql import auth, codec, gate
-from sqlanon.proxy.mysql.backend import Backend, Target
+from sqlanon.proxy.mysql.backend import Backend, ServerInfo, Target
 from sqlanon.proxy.mysql.session import ClientSession
 from sqlanon.proxy.server import Proxy
 
@@ -41,7 +41,7 @@ QUEUE_LIMIT = 32
 class Shared:
     """What every client session of one listener shares."""
 
-    def __init__(self, proxy: Proxy, target: Target, info: Any, setup: list[str]):
+    def __init__(self, proxy: Proxy, target: Target, info: ServerInfo, setup: list[str]):
         self.proxy, self.target, self.info, self.setup = proxy, target, info, setup
         self.database = target.database
         self.tls: ssl.SSLContext | None = proxy.tls

@@ -341,9 +341,9 @@ class ClientSession:
         assert self.lib is not None
         if table.lower() not in self.lib.db.tables:
             raise QueryRejected("field list", f"{table} is not a table of {self.shared.database}")
-        backend = await self._backend()
-        payload = bytes([codec.COM_FIELD_LIST]) + table.encode(self.encoding) + b"\x00"
-        await self._relay(payload, fields=True)
+        # the table as the database spells it; the client's wildcard is dropped
+        name = self.lib.db.spelling.get(table.lower(), table)
+        await self._relay(bytes([codec.COM_FIELD_LIST]) + name.encode(self.encoding) + b"\x00", fields=True)
 
 
 class UnknownStatement(Exception):
