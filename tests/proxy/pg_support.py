@@ -153,3 +153,55 @@ def temp_tables(url: str) -> list[str]:
             "SELECT relname FROM pg_class WHERE relpersistence = 't' AND relkind = 'r'")]
     engine.dispose()
     return names
+
+
+class RawClient:
+    """Protocol 3.0 by hand, for message sequences no driver sends (one write, no Flush)."""
+
+    def __init__(self, running: Running, user: str = "alice", password: str = PASSWORD):
+        import socket
+
+        from sqlanon.proxy.pg import codec
+        from sqlanon.proxy.pg.auth import ScramClient
+
+        self.codec = codec
+        self.sock = socket.create_connection(("127.0.0.1", running.port), timeout=20)
+        self.framer = codec.Framer(1 << 30)
+        self.framer.startup = False
+        self.sock.sendall(codec.startup({"user": user, "database": running.database}))
+        scram = ScramClient(password)
+        while True:
+            typ, body = self.receive()
+            code = int.from_bytes(body[:4], "big") if typ == b"R" else None
+            if code == 10:
+                first = scram.first()
+                self.send(codec.message(b"p", codec.cstr("SCRAM-SHA-256") + codec.int32(len(first)) + first))
+            elif code == 11:
+                self.send(codec.message(b"p", scram.final(body[4:])))
+            elif code == 12:
+                scram.check(body[4:])
+            elif typ == b"E":
+                raise RuntimeError(codec.error_fields(body))
+            elif typ == b"Z":
+                return
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def receive(self) -> tuple[bytes, bytes]:
+        while (msg := self.framer.next()) is None:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("closed")
+            self.framer.feed(data)
+        return msg
+
+    def until_ready(self) -> list[tuple[bytes, bytes]]:
+        out = []
+        while True:
+            out.append(self.receive())
+            if out[-1][0] == b"Z":
+                return out
+
+    def close(self) -> None:
+        self.sock.close()

@@ -3,6 +3,7 @@ formats, anonymized answers judged by the independent checker, parameters, rejec
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from decimal import Decimal
 
 import psycopg
@@ -10,7 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers import assert_alpha_k
-from tests.proxy.pg_support import PASSWORD, WARDS, pg_proxy  # noqa: F401 - fixture
+from sqlanon.proxy.pg import codec
+from tests.proxy.pg_support import PASSWORD, WARDS, RawClient, pg_proxy  # noqa: F401 - fixture
 
 PATIENT_K, PATIENT_ALPHA = 2, 0.5
 
@@ -214,3 +216,44 @@ def test_tls_offered(pg_proxy):
     with pg_proxy.connect(sslmode="require") as c:
         assert c.pgconn.ssl_in_use
         assert c.execute("SELECT COUNT(*) FROM wards").fetchone() == (3,)
+
+
+def test_database_errors_are_relayed_and_pipelines_resynchronise(pg_proxy, caplog):
+    caplog.set_level(logging.INFO, logger="sqlanon.audit")
+    with pg_proxy.connect() as c:
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            c.execute("SELECT floor / 0 FROM wards")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            c.execute("SELECT floor / %s FROM wards", (0,))
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            with c.pipeline():
+                first = c.execute("SELECT ward FROM wards WHERE floor = %s", (1,))
+                c.execute("SELECT floor / %s FROM wards", (0,))
+                c.execute("SELECT age, sex FROM patients")  # skipped: after the error, up to the Sync
+        assert first.fetchall() == [("A",)]
+        assert not any("SELECT age, sex FROM patients" in r.getMessage() for r in caplog.records)  # never ran
+        with c.pipeline():
+            rows = c.execute("SELECT age, disease FROM patients WHERE age > %s", (1,))
+            count = c.execute("SELECT COUNT(*) FROM numbers WHERE n <= %s", (10,))
+        assert_alpha_k(rows.fetchall(), qi=[0], sens=1, k=PATIENT_K, alpha=None)
+        assert count.fetchone() == (10,)
+
+
+def test_an_error_skips_the_rest_of_a_batch_even_an_anonymization(pg_proxy, caplog):
+    """Parse/Bind/Execute ×3 and one Sync in a single write: the second fails in the database,
+    so the third (over the protected table) must not run — not even in the library."""
+    caplog.set_level(logging.INFO, logger="sqlanon.audit")
+    raw = RawClient(pg_proxy)
+    try:
+        batch = b""
+        for sql in ("SELECT ward FROM wards WHERE floor = 1", "SELECT floor / 0 FROM wards",
+                    "SELECT age, zip FROM patients"):
+            batch += codec.parse("", sql) + codec.bind("", "", []) + codec.describe(b"P", "") + codec.execute("", 0)
+        raw.send(batch + codec.SYNC)
+        types = [t for t, _ in raw.until_ready()]
+        assert types == [b"1", b"2", b"T", b"D", b"C", b"1", b"2", b"T", b"E", b"Z"]
+        raw.send(codec.query("SELECT COUNT(*) FROM wards"))
+        assert [t for t, _ in raw.until_ready()] == [b"T", b"D", b"C", b"Z"]
+    finally:
+        raw.close()
+    assert not any("SELECT age, zip FROM patients" in r.getMessage() for r in caplog.records)

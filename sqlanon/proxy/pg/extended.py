@@ -97,7 +97,8 @@ class Extended:
         if b.portal and b.portal in self.portals:
             return self.fail("42P03", f'cursor "{b.portal}" already exists')
         if "$" in stmt.text or b.params:
-            await self.settle()
+            if not await self.settled():
+                return
             sql = await self.offload(bound_sql, stmt, b)
         else:
             sql = stmt.text
@@ -107,7 +108,8 @@ class Extended:
             return
         portal = Portal(decision)
         if decision.kind == "library":
-            await self.settle()
+            if not await self.settled():
+                return
             result = await self.run_library(decision.sql)
             if result is None:
                 self.skipping = True
@@ -142,7 +144,8 @@ class Extended:
         stmt = self.statements.get(name)
         if stmt is None:
             return self.fail("26000", f'prepared statement "{name}" does not exist')
-        await self.settle()
+        if not await self.settled():
+            return
         sql = await self.offload(bound_sql, stmt, None)
         decision = None if sql is None else await self.decide(sql)
         needed = None if decision is None else await self.offload(
@@ -170,8 +173,8 @@ class Extended:
         if portal is None:
             return self.fail("34000", f'portal "{name}" does not exist')
         if portal.rows is not None:
-            await self.settle()
-            await portal.rows.send(self, max_rows)
+            if await self.settled():
+                await portal.rows.send(self, max_rows)
         elif portal.decision.kind == "relay":
             t0 = time.perf_counter()
 
@@ -235,6 +238,11 @@ class Extended:
         except Exception as e:  # noqa: BLE001 - refused, not run
             self.refuse_internal(str(args[0].text if isinstance(args[0], Statement) else args[0]), e)
             return None
+
+    async def settled(self: "PgSession") -> bool:
+        """``settle``, and whether the batch is still good (no error: go on with this message)."""
+        await self.settle()
+        return not self.skipping
 
     async def settle(self: "PgSession") -> None:
         """Read the database's replies owed to the client, in order, and pass them on. After an

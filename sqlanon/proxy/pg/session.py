@@ -269,7 +269,8 @@ class PgSession(Extended):
         r = codec.Reader(body)
         sql = r.cstring()
         r.end()
-        await self.settle()
+        if not await self.settled():
+            return  # an earlier extended-protocol message failed: skip to its Sync, as PostgreSQL does
         t0 = time.perf_counter()
         decision = await self.decide(sql)
         if decision is None:
@@ -301,7 +302,8 @@ class PgSession(Extended):
         hit = self._cache.get(sql)
         if hit is not None and hit[1] is tables:
             return hit[0]
-        await self.settle()
+        if not await self.settled():
+            return None
         try:
             decision = await asyncio.get_running_loop().run_in_executor(self.front.decide, gate.decide, sql,
                                                                         self.session)
