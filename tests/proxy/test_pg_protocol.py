@@ -257,3 +257,44 @@ def test_an_error_skips_the_rest_of_a_batch_even_an_anonymization(pg_proxy, capl
     finally:
         raw.close()
     assert not any("SELECT age, zip FROM patients" in r.getMessage() for r in caplog.records)
+
+
+def _types(raw: RawClient) -> list[bytes]:
+    return [t for t, _ in raw.until_ready()]
+
+
+def test_protocol_edges_by_hand(pg_proxy):
+    raw = RawClient(pg_proxy)
+    try:
+        raw.send(codec.message(b"F", codec.int32(1234) + b"\0\0\0\0\0\0\0\0"))  # FunctionCall
+        replies = raw.until_ready()
+        assert replies[0][0] == b"E" and "function call message" in codec.error_fields(replies[0][1])["M"]
+        raw.send(codec.bind("", "nosuch", []) + codec.execute("", 0) + codec.SYNC)
+        replies = raw.until_ready()
+        assert [t for t, _ in replies] == [b"E", b"Z"] and codec.error_fields(replies[0][1])["C"] == "26000"
+        # a portal read in pieces: relayed and anonymized alike
+        for sql in ("SELECT n FROM numbers WHERE n <= 5", "SELECT age, disease FROM patients"):
+            raw.send(codec.parse("s1", sql) + codec.bind("p1", "s1", []) + codec.execute("p1", 2)
+                     + codec.execute("p1", 0) + codec.close(b"S", "s1") + codec.SYNC)
+            types = _types(raw)
+            assert types[:5] == [b"1", b"2", b"D", b"D", b"s"] and types[-3:] == [b"C", b"3", b"Z"]
+            assert set(types[5:-3]) == {b"D"}
+        # a prepared statement over a protected table cannot be described before it runs
+        raw.send(codec.parse("s2", "SELECT age FROM patients WHERE zip = $1") + codec.describe(b"S", "s2")
+                 + codec.SYNC)
+        replies = raw.until_ready()
+        assert [t for t, _ in replies][:2] == [b"1", b"E"] and codec.error_fields(replies[1][1])["C"] == "0A000"
+        raw.send(codec.parse("s3", "SELECT n, h FROM numbers WHERE n = $1") + codec.describe(b"S", "s3") + codec.SYNC)
+        assert _types(raw) == [b"1", b"t", b"T", b"Z"]
+        raw.send(codec.message(b"?", b""))  # not a frontend message: the connection ends
+        replies = [raw.receive()]
+        assert replies[0][0] == b"E" and codec.error_fields(replies[0][1])["S"] == "FATAL"
+        with pytest.raises(ConnectionError):
+            raw.receive()
+    finally:
+        raw.close()
+    raw = RawClient(pg_proxy)
+    raw.send(codec.TERMINATE)
+    with pytest.raises(ConnectionError):
+        raw.receive()
+    raw.close()

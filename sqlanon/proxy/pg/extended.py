@@ -154,14 +154,14 @@ class Extended:
         if decision is None or needed is None:
             self.skipping = True
             return
+        if decision.kind == "library":
+            return self.fail("0A000", "describing a prepared statement over a protected table: its columns are "
+                                      "known once it runs; describe the portal after Bind")
         declared = stmt.types + [0] * (needed - len(stmt.types))
         self.write(codec.parameter_description([t or values.TEXT for t in declared]))
         if decision.kind == "relay":
             (await self.acquire()).send(codec.parse("", decision.sql) + codec.describe(b"S", ""))
             self.pending.append(Expect(b"1t", b"TnE"))
-        elif decision.kind == "library":
-            self.fail("0A000", "describing a prepared statement over a protected table: its columns are known "
-                               "once it runs; describe the portal after Bind")
         else:
             self.write(codec.NO_DATA)
 
