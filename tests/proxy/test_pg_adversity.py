@@ -232,3 +232,18 @@ def test_audit_trail(pg_proxy, caplog):
     assert ("passed", 1) in decisions
     assert any(e["decision"] == "anonymized" and e["table"] == "patients" for e in mine)
     assert any(e["decision"] == "rejected" and e["construct"] == "SET ROLE" for e in mine)
+
+
+def test_idle_pooled_connections_ended_by_the_database_are_not_reused(pg_proxy):
+    with pg_proxy.connect() as c:
+        assert c.execute("SELECT COUNT(*) FROM wards").fetchone() == (3,)  # a pooled connection, idle now
+        engine = sa.create_engine(pg_proxy.db_url)
+        with engine.connect() as admin:
+            idle = proxy_backends(pg_proxy.db_url)
+            assert idle
+            for pid in idle:
+                admin.exec_driver_sql(f"SELECT pg_terminate_backend({int(pid)})")
+        engine.dispose()
+        wait_for(lambda: not set(idle) & set(proxy_backends(pg_proxy.db_url)))
+        for _ in range(3):  # a fresh connection each time, never the stale one's FATAL
+            assert c.execute("SELECT COUNT(*) FROM wards").fetchone() == (3,)

@@ -77,6 +77,8 @@ class Backend:
         self.broken = False
         #: messages not yet handed to the transport: sent together when a reply is awaited
         self.out = bytearray()
+        #: while pooled and idle: a read that completes only if the database speaks up
+        self.watch: asyncio.Future[bytes] | None = None
 
     def send(self, data: bytes) -> None:
         if self.broken:
@@ -259,7 +261,7 @@ class Pool:
         try:
             while self.idle:
                 b = self.idle.pop()
-                if not b.broken and not b.reader.at_eof():
+                if await _still_quiet(b):
                     return b
                 b.close()
             return await connect(self.target)
@@ -271,7 +273,9 @@ class Pool:
             raise
 
     def release(self, b: Backend, *, reuse: bool) -> None:
-        if reuse and not b.broken and b.status == b"I":
+        if reuse and not b.broken and b.status == b"I" and not b.out:
+            # an idle connection is watched: the database says nothing to it unless it ends it
+            b.watch = asyncio.ensure_future(b.reader.read(1))
             self.idle.append(b)
         else:
             b.close()
@@ -279,5 +283,23 @@ class Pool:
 
     def close(self) -> None:
         for b in self.idle:
+            if b.watch is not None:
+                b.watch.cancel()
             b.close()
         self.idle.clear()
+
+
+async def _still_quiet(b: Backend) -> bool:
+    """Whether an idle connection may be used: the database sent it nothing meanwhile (a
+    terminated or restarted server says FATAL, then closes). Stops the watch first."""
+    watch, b.watch = b.watch, None
+    if watch is None or b.broken:
+        return False
+    if watch.done():
+        return False
+    watch.cancel()
+    try:
+        await watch
+    except asyncio.CancelledError:
+        pass
+    return not b.reader.at_eof()
