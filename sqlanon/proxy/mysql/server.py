@@ -90,6 +90,8 @@ class Connection(asyncio.BufferedProtocol):
         if self.transport is not None:  # the TLS transport taking over
             return
         self.transport = transport  # type: ignore[assignment]
+        # a relayed result arrives in 256 KiB chunks: pause the database side only past 1 MiB
+        self.transport.set_write_buffer_limits(high=1 << 20)
         session = ClientSession(self, self.shared, next(self.shared.ids))
         self.task = asyncio.get_running_loop().create_task(session.run())
 
