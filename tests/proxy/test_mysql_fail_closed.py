@@ -146,3 +146,14 @@ def test_rejections_are_audited(env, conn, caplog):
             time.sleep(0.02)
     assert any('"decision": "rejected"' in e and "sql_mode" in e and '"client": "alice"' in e for e in events())
     assert any('"decision": "passed"' in e and '"rows": 1' in e for e in events())
+
+
+def test_set_names_switches_what_the_proxy_writes(env):
+    with env.connect(charset="utf8mb4") as c, c.cursor() as cur:
+        cur.execute("SET NAMES latin1 COLLATE 'latin1_swedish_ci'")
+        cur.execute("SELECT @@character_set_client, @@collation_connection")
+        assert cur.fetchall() == (("latin1", "latin1_swedish_ci"),)
+        with pytest.raises(pymysql.err.MySQLError):
+            cur.execute("SET character_set_client = 'gbk'")
+        with pytest.raises(pymysql.err.MySQLError):
+            cur.execute("SET NAMES utf8mb4 COLLATE 'latin1_bin'")

@@ -9,6 +9,7 @@ does not understand. Executable comments are refused before parsing, as the libr
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -29,11 +30,15 @@ CHARSETS = {"utf8mb4": "utf-8", "utf8": "utf-8", "utf8mb3": "utf-8", "latin1": "
 COLLATIONS = {8: "latin1", 11: "ascii", 33: "utf8mb3", 83: "utf8mb3", 45: "utf8mb4", 46: "utf8mb4", 255: "utf8mb4",
               **{i: "utf8mb4" for i in range(224, 248)}}
 
+COLLATION_NAME = re.compile(r"[a-z0-9_]+")
+
 #: session settings a client may change: none of them changes how the server reads quotes or
-#: strings (sql_mode), whose privileges apply (role) or what a statement may read
+#: strings (sql_mode; the client and connection character sets are set by the proxy with SET
+#: NAMES, so that its bytes are read as it wrote them), whose privileges apply (role) or what a
+#: statement may read
 SETTINGS = frozenset({
     "autocommit", "time_zone", "transaction_isolation", "tx_isolation", "transaction_read_only", "tx_read_only",
-    "character_set_results", "character_set_client", "character_set_connection", "collation_connection",
+    "character_set_results",
     "net_read_timeout", "net_write_timeout", "wait_timeout", "interactive_timeout", "sql_select_limit",
     "max_statement_time", "lc_time_names", "div_precision_increment", "sql_warnings", "sql_notes",
 })
@@ -60,12 +65,13 @@ CATALOG: dict[str, frozenset[str] | None] = {
 class Verdict:
     """What to do with a statement.
 
-    kind: ``forward`` (send ``sql`` to the database and relay its answer), ``charset`` (switch to
-    the character set ``sql``, then forward SET NAMES), ``ok`` (answer OK, send nothing),
-    ``library`` (the library decides)."""
+    kind: ``forward`` (send ``sql`` to the database and relay its answer), ``ok`` (answer OK,
+    send nothing), ``library`` (the library decides). ``charset``: the character set the client
+    switches to with this statement (SET NAMES)."""
 
     kind: str
     sql: str | None = None
+    charset: str | None = None
 
 
 class VerdictCache:
@@ -124,9 +130,13 @@ def classify(sql: str, database: str, tables: set[str], protected: set[str]) -> 
     return Verdict("library")
 
 
-def set_names(charset: str) -> str:
-    """``SET NAMES`` for a character set of CHARSETS, as the database should receive it."""
-    return _render(exp.Set(expressions=[exp.SetItem(this=exp.Var(this=charset), kind="NAMES")]))
+def set_names(charset: str, collation: str | None = None) -> str:
+    """``SET NAMES`` for a character set of CHARSETS (and one of its collations), as the database
+    should receive it."""
+    item = exp.SetItem(this=exp.Var(this=charset), kind="NAMES")
+    if collation is not None:
+        item.set("collate", exp.Literal.string(collation))
+    return _render(exp.Set(expressions=[item]))
 
 
 def _render(tree: exp.Expression) -> str:
@@ -144,10 +154,11 @@ def _set(tree: exp.Set, sql: str) -> Verdict:
     kind = str(item.args.get("kind") or "").upper()
     if kind in ("NAMES", "CHARACTER SET", "CHARSET"):
         name = item.this.name.lower()
-        if name not in CHARSETS or item.args.get("collate") is not None and \
-                not item.args["collate"].name.lower().startswith(name):
+        collation = item.args["collate"].name.lower() if item.args.get("collate") is not None else None
+        if name not in CHARSETS or collation is not None and not COLLATION_NAME.fullmatch(collation) or \
+                collation is not None and not collation.startswith(name + "_"):
             raise QueryRejected("SET NAMES", f"character set {name} is not supported by the proxy")
-        return Verdict("charset", name)
+        return Verdict("forward", set_names(name, collation), charset=name)
     if kind == "TRANSACTION" and not item.args.get("global_"):
         modes = [str(m).upper() for m in item.expressions]
         if len(modes) == 1 and modes[0] in TRANSACTION_MODES:

@@ -242,15 +242,13 @@ class ClientSession:
             self.shared.audit(self.lib, sql, "passed")
             await self.send(codec.ok(self.caps, self.status))
             return
-        if verdict.kind == "charset":
-            assert verdict.sql is not None
-            self.charset = verdict.sql
-            verdict = Verdict("forward", gate.set_names(verdict.sql))
         if verdict.kind == "forward":
             assert verdict.sql is not None
             t0 = time.perf_counter()
             scanner = await (self._relay_binary(verdict.sql) if binary else self._relay(
                 bytes([codec.COM_QUERY]) + verdict.sql.encode(self.encoding)))
+            if scanner is not None and scanner.error is None and verdict.charset is not None:
+                self.charset = verdict.charset
             if scanner is not None:
                 self.shared.audit(self.lib, sql, "passed", seconds=time.perf_counter() - t0, rows=scanner.rows)
             return
