@@ -160,5 +160,9 @@ def build_env(servers: Any, tmp: Path, *, strict: bool = False, big_rows: int = 
 
 
 @pytest.fixture(scope="module")
-def env(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    yield from build_env(servers, tmp_path_factory.mktemp("mysql-proxy"), strict=True, big_rows=50_000)
+def env(servers: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Env]:
+    """One database and proxy per test module; a module asks for a second proxy that requires
+    TLS (``STRICT_PROXY = True``) or an unprotected table ``big`` (``BIG_ROWS = n``)."""
+    yield from build_env(servers, tmp_path_factory.mktemp("mysql-proxy"),
+                         strict=getattr(request.module, "STRICT_PROXY", False),
+                         big_rows=getattr(request.module, "BIG_ROWS", 0))

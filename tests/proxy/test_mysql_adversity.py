@@ -19,6 +19,7 @@ from tests.helpers import assert_alpha_k
 from tests.proxy.mysql_harness import env  # noqa: F401 - fixture
 
 QUERY = "SELECT age, sex, zip, disease FROM patients"
+BIG_ROWS = 50_000
 
 
 def backend_connections(env) -> int:
