@@ -222,7 +222,7 @@ def _describe(tree: exp.Describe, database: str, tables: set[str]) -> Verdict:
     if isinstance(t, exp.Table) and not tree.args.get("style") and not tree.args.get("kind") \
             and t.name.lower() in tables and t.db in ("", database):
         return Verdict("forward", _render(exp.Describe(this=exp.to_table(t.name, quoted=True))))
-    raise QueryRejected("EXPLAIN", "plans carry row estimates of protected tables")
+    raise QueryRejected("EXPLAIN", "plans carry row estimates; DESCRIBE takes a table of this database")
 
 
 def _catalog(tree: exp.Expression) -> Verdict:
