@@ -144,3 +144,46 @@ def test_proxy_survives_garbage_and_refuses_huge_packets(env):
     with env.connect() as c, c.cursor() as cur:
         cur.execute("SELECT 1")
         assert cur.fetchall() == ((1,),)
+
+
+def test_kill_query_stops_a_relayed_statement_of_the_same_client(env):
+    """The mariadb CLI's Ctrl-C: KILL QUERY <proxy connection id> from a second connection."""
+    slow = "SELECT COUNT(*) FROM big x, big y WHERE x.label < y.label"
+    victim, other = env.connect(), env.connect()
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            with victim.cursor() as cur:
+                cur.execute(slow)
+        except pymysql.err.MySQLError as e:
+            outcome["errno"] = e.args[0]
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        def running() -> bool:
+            with env.admin.connect() as c:
+                return bool(c.exec_driver_sql("SELECT COUNT(*) FROM information_schema.processlist "
+                                              "WHERE info LIKE %s AND id <> CONNECTION_ID()",
+                                              ("%big%x.label%",)).scalar())
+
+        assert wait_for(running)
+        with env.connect("bob") as stranger, stranger.cursor() as cur, pytest.raises(pymysql.err.MySQLError) as e:
+            cur.execute(f"KILL QUERY {victim.thread_id()}")
+        assert e.value.args[0] == 1094  # another client's connection does not exist for bob
+        with other.cursor() as cur:
+            cur.execute(f"KILL QUERY {victim.thread_id()}")
+        worker.join(20)
+        assert not worker.is_alive() and outcome.get("errno") == 1317  # query execution was interrupted
+        with victim.cursor() as cur:
+            cur.execute("SELECT 1")
+            assert cur.fetchall() == ((1,),)
+    finally:
+        with env.admin.connect() as c:
+            for (pid,) in c.exec_driver_sql("SELECT id FROM information_schema.processlist "
+                                            "WHERE info LIKE %s AND id <> CONNECTION_ID()", ("%big%x.label%",)).all():
+                c.exec_driver_sql(f"KILL QUERY {int(pid)}")
+        worker.join(20)
+        victim.close()
+        other.close()

@@ -76,12 +76,12 @@ def _scramble(plugin: str, password: bytes, salt: bytes) -> bytes:
     raise BackendLost(f"the database asks for authentication plugin {plugin}, which the proxy does not speak")
 
 
-def _greeting(payload: bytes) -> tuple[ServerInfo, bytes, str]:
+def _greeting(payload: bytes) -> tuple[ServerInfo, int, bytes, str]:
     r = codec.Reader(payload)
     if r.int(1) != 10:
         raise BackendLost("the database does not speak protocol 10")
     version = r.nul_str().decode("utf-8", "replace")
-    r.take(4)
+    thread_id = r.int(4)
     salt = r.take(8)
     r.take(1)
     caps = r.int(2)
@@ -91,7 +91,7 @@ def _greeting(payload: bytes) -> tuple[ServerInfo, bytes, str]:
     r.take(11)
     salt += r.nul_str()[:12]
     plugin = r.nul_str().decode() if not r.done else "mysql_native_password"
-    return ServerInfo(version, caps, charset), salt, plugin
+    return ServerInfo(version, caps, charset), thread_id, salt, plugin
 
 
 class Backend:
@@ -99,6 +99,8 @@ class Backend:
         self.reader, self.writer, self.caps = reader, writer, caps
         #: the database's greeting, once logged in
         self.info = ServerInfo("", 0, 0)
+        #: the database's id of this connection (for KILL QUERY)
+        self.thread_id = 0
         self._framer = codec.Framer(1 << 30)
         self._packets: collections.deque[tuple[int, bytes]] = collections.deque()
 
@@ -133,7 +135,7 @@ class Backend:
 
     async def _login(self, target: Target) -> None:
         _, payload = await self.read()
-        self.info, salt, plugin = _greeting(payload)
+        self.info, self.thread_id, salt, plugin = _greeting(payload)
         if not self.info.capabilities & codec.PROTOCOL_41:
             raise BackendLost("the database does not speak protocol 4.1")
         self.caps &= self.info.capabilities | codec.LONG_PASSWORD

@@ -66,12 +66,15 @@ class Verdict:
     """What to do with a statement.
 
     kind: ``forward`` (send ``sql`` to the database and relay its answer), ``ok`` (answer OK,
-    send nothing), ``library`` (the library decides). ``charset``: the character set the client
-    switches to with this statement (SET NAMES)."""
+    send nothing), ``kill`` (KILL [QUERY] of another proxy connection), ``library`` (the library
+    decides). ``charset``: the character set the client switches to with this statement (SET NAMES)."""
 
     kind: str
     sql: str | None = None
     charset: str | None = None
+    #: ``kill``: the proxy connection whose statement (``query``) or connection ends
+    thread: int | None = None
+    query: bool = False
 
 
 class VerdictCache:
@@ -125,6 +128,8 @@ def classify(sql: str, database: str, tables: set[str], protected: set[str]) -> 
         return _show(tree, database, tables, protected)
     if isinstance(tree, exp.Describe):
         return _describe(tree, database, tables)
+    if isinstance(tree, exp.Kill):
+        return _kill(tree)
     if any(_schema(t) == "information_schema" for t in tree.find_all(exp.Table)):
         return _catalog(tree)
     return Verdict("library")
@@ -223,6 +228,19 @@ def _describe(tree: exp.Describe, database: str, tables: set[str]) -> Verdict:
             and t.name.lower() in tables and t.db in ("", database):
         return Verdict("forward", _render(exp.Describe(this=exp.to_table(t.name, quoted=True))))
     raise QueryRejected("EXPLAIN", "plans carry row estimates; DESCRIBE takes a table of this database")
+
+
+def _kill(tree: exp.Kill) -> Verdict:
+    """``KILL [QUERY | CONNECTION] <id>`` of a proxy connection (the mariadb CLI's Ctrl-C)."""
+    kind = tree.text("kind").upper() or "CONNECTION"
+    if isinstance(tree.this, exp.Literal) and tree.this.name.isdigit() and kind in ("QUERY", "CONNECTION"):
+        return Verdict("kill", thread=int(tree.this.name), query=kind == "QUERY")
+    raise QueryRejected("KILL", "KILL [QUERY | CONNECTION] takes the id of a connection to the proxy")
+
+
+def kill_query(thread_id: int) -> str:
+    """``KILL QUERY`` of a database connection of the proxy's, as the database should receive it."""
+    return _render(exp.Kill(this=exp.Literal.number(thread_id), kind=exp.Var(this="QUERY")))
 
 
 def _catalog(tree: exp.Expression) -> Verdict:

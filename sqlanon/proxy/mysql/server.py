@@ -57,6 +57,8 @@ class Shared:
         #: one thread, so that a client's events stay in order; sinks may write to the catalog
         self.audits = ThreadPoolExecutor(1, thread_name_prefix="sqlanon-mysql-audit")
         self.ids = itertools.count(1)
+        #: logged-in sessions by connection id (KILL names them)
+        self.sessions: dict[int, ClientSession] = {}
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)

@@ -32,6 +32,7 @@ FRONT_END = "proxy-mysql"
 # error numbers (MySQL's own where one fits)
 ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_UNKNOWN_COM, ER_UNKNOWN_ERROR = 1044, 1045, 1047, 1105
 ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644, 3159, 2013
+ER_NO_SUCH_THREAD = 1094
 CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
 MAX_LONG_DATA = 16 << 20
 #: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
@@ -61,6 +62,7 @@ class ClientSession:
         self.charset = self.login_charset = "utf8mb4"
         self.status = codec.STATUS_AUTOCOMMIT
         self.lib: LibrarySession | None = None
+        self.user: str | None = None
         self.backend: Backend | None = None
         self.prepared: dict[int, statements.Prepared] = {}
         self._next_stmt = 1
@@ -98,6 +100,7 @@ class ClientSession:
             LOG.exception("client %d (%s): closed after an unexpected error", self.id, self.state)
         finally:
             self.state = "closed"
+            self.shared.sessions.pop(self.id, None)
             if self.backend is not None:
                 self.backend.close()
             self.conn.close()
@@ -146,6 +149,8 @@ class ClientSession:
                                       f"Access denied for user '{user.name}' to database '{response.database}'"))
             raise Closed
         self.lib = sh.proxy.session_for(user, FRONT_END)
+        self.user = user.name
+        sh.sessions[self.id] = self
         self.conn.logged_in()
         await self.send(codec.ok(self.caps, self.status))
 
@@ -242,6 +247,9 @@ class ClientSession:
             self.shared.audit(self.lib, sql, "passed")
             await self.send(codec.ok(self.caps, self.status))
             return
+        if verdict.kind == "kill":
+            await self._kill(sql, verdict)
+            return
         if verdict.kind == "forward":
             assert verdict.sql is not None
             t0 = time.perf_counter()
@@ -263,6 +271,22 @@ class ClientSession:
             encoding=self.encoding, binary=binary)))
         for i in range(0, len(packets), 1024):
             await self.send(*packets[i:i + 1024])
+
+    async def _kill(self, sql: str, verdict: Verdict) -> None:
+        """KILL of a connection of the same client identity: QUERY stops the statement its
+        database connection runs (an anonymization runs to its end); CONNECTION closes it."""
+        target = self.shared.sessions.get(verdict.thread or 0)
+        if target is None or target.user != self.user:
+            await self.send(codec.err(ER_NO_SUCH_THREAD, "HY000", f"Unknown thread id: {verdict.thread}"))
+            return
+        assert self.lib is not None
+        self.shared.audit(self.lib, sql, "passed")
+        if verdict.query and target.backend is not None and target is not self:
+            await self._relay(bytes([codec.COM_QUERY]) + gate.kill_query(target.backend.thread_id).encode())
+            return
+        if not verdict.query:
+            target.conn.close()
+        await self.send(codec.ok(self.caps, self.status))
 
     # -- the database leg ---------------------------------------------------------------------
     async def _backend(self) -> Backend:
