@@ -151,6 +151,8 @@ class ClientSession:
         self.lib = sh.proxy.session_for(user, FRONT_END)
         self.user = user.name
         sh.sessions[self.id] = self
+        LOG.info("client %d: %s logged in (%s, %s)", self.id, user.name, "TLS" if tls else "no TLS",
+                 response.attributes.get("program_name") or response.attributes.get("_client_name") or "client")
         self.conn.logged_in()
         await self.send(codec.ok(self.caps, self.status))
 

@@ -34,7 +34,6 @@ _FIXED = {codec.TINY: "<b", codec.SHORT: "<h", codec.YEAR: "<h", codec.LONG: "<i
 @dataclass
 class Prepared:
     id: int
-    sql: str
     tree: exp.Expression
     params: int
     #: parameter types of the last execution (a client may bind them once)
@@ -71,7 +70,7 @@ def prepare(stmt_id: int, sql: str) -> Prepared:
         raise QueryRejected("several statements", f"{len(trees)} statements in one string")
     if n > MAX_PARAMS:
         raise QueryRejected("too many parameters", f"{n} (limit {MAX_PARAMS})")
-    return Prepared(stmt_id, sql, trees[0], n)
+    return Prepared(stmt_id, trees[0], n)
 
 
 def bind(stmt: Prepared, payload: bytes, encoding: str) -> str:
