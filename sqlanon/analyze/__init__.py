@@ -89,6 +89,9 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
     _expand_stars(tree, tp, alias)
     tree = _qualify(tree, db, parsed.dialect)
     assert isinstance(tree, exp.Select)
+    for whole in tree.find_all(exp.TableColumn):  # PostgreSQL's `SELECT p FROM patients p`
+        raise QueryRejected("whole-row reference", f"{whole.sql()} stands for every column of its table",
+                            fragment=whole.sql())
     _check_uncorrelated(tree, tp)
 
     # WHERE conjuncts over the protected table alone are pushed down (run on the stored rows);

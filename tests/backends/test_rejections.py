@@ -54,6 +54,16 @@ def test_rejected(session, sql, construct):
     assert construct in e.value.construct
 
 
+@pytest.mark.parametrize("sql", ["SELECT p FROM patients p", "SELECT p.age, w FROM patients p JOIN wards w ON w.floor = p.age",
+                                 "SELECT COUNT(p) FROM patients p"])
+def test_whole_row_references_rejected(session, backend, sql):
+    """PostgreSQL reads a table alias as the whole row (every column, identifiers too); the
+    other engines know no such column."""
+    with pytest.raises(sqlanon.QueryRejected) as e:
+        session.execute(sql)
+    assert e.value.construct == ("whole-row reference" if backend == "postgresql" else "unresolved column")
+
+
 def test_unprotected_tables_pass_through(session):
     res = session.execute("SELECT ward, floor FROM wards")
     assert res.rows == [("deutsch", 1)] and res.report.table is None
