@@ -111,6 +111,9 @@ def test_prepared_statements_over_protected_and_unprotected_tables(env):
         assert e.value.errno == 1227 and e.value.sqlstate == "42501"
         cur.execute("SELECT COUNT(*) FROM items WHERE day < ?", ("2000-01-01",))
         assert cur.fetchall() == [(1,)]
+        # described at prepare time, as C clients (libmariadb) need: the anonymized result's names
+        described = c.cmd_stmt_prepare(b"SELECT age, COUNT(*) AS n FROM patients WHERE age > ? GROUP BY age")
+        assert (described["num_params"], [col[0] for col in described["columns"]]) == (1, ["age", "n"])
 
 
 def test_rejection_is_an_error_with_sqlstate_and_the_session_goes_on(env):

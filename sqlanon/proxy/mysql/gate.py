@@ -75,6 +75,8 @@ class Verdict:
     #: ``kill``: the proxy connection whose statement (``query``) or connection ends
     thread: int | None = None
     query: bool = False
+    #: ``library``, for a query over a protected table: the names of its result columns
+    columns: tuple[str, ...] = ()
 
 
 class VerdictCache:

@@ -236,8 +236,8 @@ class ClientSession:
             raise
         if verdict.kind == "library":
             admission = self.lib.admit(sql)
-            if admission.passthrough is not None:
-                verdict = Verdict("forward", admission.passthrough)
+            verdict = Verdict("forward", admission.passthrough) if admission.passthrough is not None else \
+                Verdict("library", columns=admission.columns)
         self.shared.verdicts.put(policy, tables, sql, verdict)
         return verdict
 
@@ -345,7 +345,10 @@ class ClientSession:
     async def _prepare(self, sql: str) -> None:
         stmt = statements.prepare(self._next_stmt, sql)
         verdict = await self.shared.run(self.decide, stmt.render_with_nulls())
-        cols: list[bytes] = []
+        # an anonymized result's types are known when it runs: text until then (clients read the
+        # definitions sent with each execution)
+        cols = [codec.Column(name, codec.VAR_STRING, CHARSET_IDS[self.charset], 1024).definition()
+                for name in verdict.columns]
         if verdict.kind == "forward" and verdict.sql is not None:
             backend = await self._backend()
             try:
