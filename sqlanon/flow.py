@@ -165,6 +165,9 @@ class Admission:
     passthrough: str | None
     #: the protected table it reads (run it with ``execute``), or None
     table: str | None
+    #: the names of the columns ``execute`` will return, for a query over a protected table (a
+    #: front-end describes a prepared statement before running it)
+    columns: tuple[str, ...] = ()
 
 
 def admit(db: Database, policy: Policy, sql: str) -> Admission:
@@ -174,7 +177,7 @@ def admit(db: Database, policy: Policy, sql: str) -> Admission:
     analysis = analyze(parsed, db, policy)
     if analysis.policy is None:
         return Admission(db.backend.render(parsed.tree), None)
-    return Admission(None, analysis.policy.table)
+    return Admission(None, analysis.policy.table, tuple(e.alias_or_name for e in analysis.tree.selects))
 
 
 def materialize(db: Database, policy: Policy, table: str, into: Target, *, where: str | None = None,
