@@ -16,10 +16,6 @@ import pymysql
 import pytest
 import sqlalchemy as sa
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 
 from sqlanon import demo
 from sqlanon.proxy.mysql.server import start
@@ -27,6 +23,7 @@ from sqlanon.proxy.server import Proxy, ProxyConfig
 from sqlanon.proxy.users import set_user
 from tests.conftest import fresh_database
 from tests.helpers import load_table
+from tests.proxy.certs import make_certificate
 from tests.servers.local import free_port
 
 PATIENT_COLS = [("name", "text"), ("age", "int"), ("sex", "text"), ("zip", "text"),
@@ -35,20 +32,6 @@ POLICY = {"tables": {"patients": demo.POLICY["tables"]["patients"]}}
 ITEMS = [(1, "apple", 1.5, "2.125", dt.date(2020, 1, 2)), (2, None, None, None, None),
          (3, "o'brien \\ \"q\"", -0.25, "-7.500", dt.date(1999, 12, 31))]
 PASSWORDS = {"alice": "alice-pw", "bob": "bob-pw"}  # alice may use mysql_native_password, bob may not
-
-
-def make_certificate(directory: Path) -> tuple[Path, Path]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = dt.datetime.now(dt.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
 
 
 class RunningProxy:

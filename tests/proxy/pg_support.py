@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import subprocess
 import threading
 from dataclasses import dataclass
 from decimal import Decimal
@@ -23,6 +22,7 @@ from sqlanon.proxy.users import set_user
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY
 from tests.conftest import fresh_database
 from tests.helpers import load_table
+from tests.proxy.certs import make_certificate
 from tests.servers.local import free_port
 
 PASSWORD = "s3cret pass"
@@ -96,13 +96,6 @@ class ProxyThread:
         if self.task is not None and self.loop is not None:
             self.loop.call_soon_threadsafe(self.task.cancel)
         self.thread.join(30)
-
-
-def make_certificate(directory: Path) -> tuple[Path, Path]:
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
-    return cert, key
 
 
 def prepare(url: str, tmp: Path) -> tuple[Path, Path]:

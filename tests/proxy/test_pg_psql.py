@@ -11,7 +11,8 @@ import subprocess
 import pytest
 
 from tests.helpers import assert_alpha_k
-from tests.proxy.pg_support import PASSWORD, make_certificate, pg_proxy, start_proxy  # noqa: F401 - fixture
+from tests.proxy.certs import make_certificate
+from tests.proxy.pg_support import PASSWORD, pg_proxy, start_proxy  # noqa: F401 - fixture
 
 PSQL = shutil.which("psql")
 
