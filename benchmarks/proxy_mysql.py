@@ -35,29 +35,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import sqlanon  # noqa: E402
+from benchmarks.proxy_pg import ANONYMIZED, SHARED, adult_policy  # noqa: E402 - one Adult query and policy
 from sqlanon.proxy.users import set_user  # noqa: E402
 from tests.helpers import ADULT_COLUMNS, load_table, read_adult  # noqa: E402
 from tests.servers import local  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "adult"
-ANONYMIZED = "SELECT * FROM adult WHERE age BETWEEN 30 AND 50"
 STREAM = "SELECT id, label, amount, day FROM big"
 DATABASE = "sqlanon_bench_proxy"
 PASSWORD = "bench"
-
-
-def adult_policy() -> dict:
-    h = SHARED / "hierarchies"
-    return {"tables": {"adult": {
-        "quasi_identifiers": {
-            "age": {"type": "taxonomy", "file": str(h / "adult_hierarchy_age.csv")},
-            "education": {"type": "taxonomy", "file": str(h / "adult_hierarchy_education.csv")},
-            "fnlwgt": {"type": "interval", "levels": [10000, 100000, 500000]},
-        },
-        "sensitive": {"income": {"type": "categorical"}},
-        "insensitive": [c for c, _ in ADULT_COLUMNS if c not in ("age", "education", "fnlwgt", "income")],
-        "privacy": {"k": 2, "alpha": {"value": 0.5, "protect": "all"}, "max_suppression": 1.0},
-    }}}
 
 
 def prepare(url: str, rows: int) -> None:
