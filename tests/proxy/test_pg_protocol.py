@@ -10,8 +10,8 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
-from tests.helpers import assert_alpha_k
 from sqlanon.proxy.pg import codec
+from tests.helpers import assert_alpha_k
 from tests.proxy.pg_support import PASSWORD, WARDS, RawClient, pg_proxy  # noqa: F401 - fixture
 
 PATIENT_K, PATIENT_ALPHA = 2, 0.5
