@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import sqlanon  # noqa: E402
-from benchmarks.proxy_pg import ANONYMIZED, SHARED, adult_policy  # noqa: E402 - one Adult query and policy
+from benchmarks.proxy_pg import ANONYMIZED, SHARED, adult_policy, peak_kib  # noqa: E402 - one Adult query and policy
 from sqlanon.proxy.users import set_user  # noqa: E402
 from tests.helpers import ADULT_COLUMNS, load_table, read_adult  # noqa: E402
 from tests.servers import local  # noqa: E402
@@ -121,13 +121,6 @@ def library(url: str, policy: dict, repeat: int) -> float:
             db.execute(ANONYMIZED)
             times.append(time.perf_counter() - t0)
     return statistics.median(times)
-
-
-def peak_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return -1
 
 
 def main() -> None:

@@ -100,11 +100,11 @@ class Consistency:
             n, first = ctx.query(exp.select(exp.Count(this=exp.Star()), exp.Min(this=col(TARGET, "m")))
                                  .from_(table(released, "r")).join(self._memory("m"), on=join)
                                  .where(exp.Not(this=exp.Paren(this=same))))[0]
-            self._fresh = ctx.create_temp("fresh_release", self._unremembered(frag, released))
             if n:
                 raise ReleaseRefused(f"{n} of the selected rows of {self.table} were released before (in {first}, "
                                      "among others) under another generalization; the policy says refuse "
                                      "(privacy.across_releases)")
+            self._fresh = ctx.create_temp("fresh_release", self._unremembered(frag, released))
             return released
         # reuse: the method anonymized the new rows; the others come back as they were released
         again = exp.select(*[exp.alias_(col(c, "m" if c in qis else "s"), c, quoted=True) for c in frag.columns]) \
