@@ -13,7 +13,8 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.merge_subqueries import merge_subqueries
 from sqlglot.optimizer.qualify import qualify
 
-from sqlanon.analyze.allowlist import check_passthrough, check_protected, construct_name
+from sqlanon.analyze.allowlist import STATISTICS, check_available, check_passthrough, check_protected, construct_name
+from sqlanon.analyze.joins import check_joins, conjuncts, extending_join, null_extended
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
 from sqlanon.hierarchy import IntervalHierarchy
@@ -29,12 +30,14 @@ class Analysis:
     alias: str = ""
     #: the protected table's name as the database spells it (the policy may differ in case)
     table: str = ""
+    #: conditions over the protected table alone that run in the pushdown (analyze/joins.py)
     where: exp.Expression | None = None
     #: columns of the protected table that the rest of the query reads, in policy order
     needed: tuple[str, ...] = ()
-    #: WHERE conjuncts that involve other tables: they run after anonymization
+    #: WHERE conjuncts that run after anonymization: they involve other tables, or the protected
+    #: table where an outer join NULL-extends it
     kept_where: exp.Expression | None = None
-    #: the protected table is joined with unprotected tables
+    #: the protected table is joined with unprotected tables (inner, cross or outer joins)
     joined: bool = False
 
 
@@ -84,7 +87,7 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
                             "table is anonymized on its own; a join of two is not rewritten yet")
     if not isinstance(tree, exp.Select):
         raise QueryRejected("several tables", f"protected table {tp.table} with other tables")
-    _check_joins(tree, tp)
+    check_joins(tree, tp, db.backend)
     alias = refs[0].alias_or_name
     _expand_stars(tree, tp, alias)
     tree = _qualify(tree, db, parsed.dialect)
@@ -93,19 +96,24 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
         raise QueryRejected("whole-row reference", f"{whole.sql()} stands for every column of its table",
                             fragment=whole.sql())
     _check_uncorrelated(tree, tp)
+    check_available(tree, db.backend)
 
-    # WHERE conjuncts over the protected table alone are pushed down (run on the stored rows);
-    # the others run after anonymization, on the released rows joined to the other tables
+    # conditions over the protected table alone are pushed down (run on the stored rows) where
+    # that equals filtering after the joins (analyze/joins.py); the others run after
+    # anonymization, on the released rows joined to the other tables
     where = tree.args.get("where")
-    conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else \
-        ([where.this] if where is not None else [])
-    pushed = [c for c in conjuncts if all(col.table == alias for col in c.find_all(exp.Column)
-                                          if not col.find_ancestor(exp.Subquery))]
-    kept = [c for c in conjuncts if not any(c is p for p in pushed)]
+    conditions = conjuncts(where.this if where is not None else None)
+    extended = null_extended(tree, alias)
+    pushed = [c for c in conditions if not extended and _own(c, alias)]
+    kept = [c for c in conditions if not any(c is p for p in pushed)]
     for c in kept:
         if c.find(exp.Subquery):
-            raise QueryRejected("subquery", f"an aggregate of protected table {tp.table} may only be compared "
-                                "with its own columns (it runs inside the pushdown)", fragment=c.sql())
+            raise QueryRejected("subquery", f"an aggregate of protected table {tp.table} runs inside the pushdown: "
+                                "it may only be compared with that table's own columns, in a WHERE over a table "
+                                "no outer join NULL-extends", fragment=c.sql())
+    join = extending_join(tree, alias)
+    on = conjuncts(join.args.get("on")) if join is not None else []
+    pushed += [c for c in on if _own(c, alias)]
     pushed_cols = {id(col) for c in pushed for col in c.find_all(exp.Column)}
     needed: set[str] = set()
     releasable = set(tp.releasable)
@@ -121,6 +129,9 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             needed.add(name)
             if tp.qi(name) is not None and tp.requirement.method not in MICROAGGREGATION:
                 _check_generalized_use(c, tp)
+    if join is not None:
+        rest = [c for c in on if not _own(c, alias)]
+        join.set("on", exp.and_(*rest) if rest else exp.true())
     return Analysis(
         tree=tree, policy=tp, alias=alias,
         table=_db_name(db, tp.table),
@@ -145,23 +156,15 @@ def _merge(tree: exp.Expression, tp: TablePolicy, db: Database, dialect: str) ->
     return merge_subqueries(_qualify(tree, db, dialect))
 
 
-def _check_joins(tree: exp.Select, tp: TablePolicy) -> None:
-    """Inner and cross joins of the protected table with unprotected tables run after
-    anonymization, on the released rows. An outer join would keep rows the pushed-down
-    predicates removed, so it is not rewritten."""
-    for j in tree.args.get("joins") or []:
-        if j.side or (j.kind and j.kind.upper() not in ("INNER", "CROSS")):
-            raise QueryRejected(f"{(j.side or j.kind).upper()} OUTER join", f"with protected table {tp.table}: "
-                                "only inner and cross joins are rewritten", fragment=j.sql())
-        if j.args.get("using"):
-            raise QueryRejected("JOIN … USING", f"with protected table {tp.table}: name the columns in ON",
-                                fragment=j.sql())
+def _own(condition: exp.Expression, alias: str) -> bool:
+    """Whether ``condition`` reads the protected table alone (a whole-table aggregate inside it
+    reads its own table)."""
+    return all(c.table == alias for c in condition.find_all(exp.Column) if not c.find_ancestor(exp.Subquery))
 
 
 #: functions whose value over a generalized (text) column would be meaningless or fail
-NUMERIC_ONLY = (exp.Sum, exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop,
-                exp.Abs, exp.Round, exp.Floor, exp.Ceil, exp.Sqrt, exp.Ln, exp.Exp, exp.Pow,
-                exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg)
+NUMERIC_ONLY = (exp.Sum, exp.Avg, *STATISTICS, exp.Abs, exp.Round, exp.Floor, exp.Ceil, exp.Sqrt, exp.Ln, exp.Exp,
+                exp.Pow, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg)
 
 
 def numeric_use(c: exp.Column) -> exp.Expression | None:
@@ -181,7 +184,8 @@ def _check_generalized_use(c: exp.Column, tp: TablePolicy) -> None:
     q = tp.qi(c.name)
     node = numeric_use(c)
     if node is not None and not (q is not None and isinstance(q.hierarchy, IntervalHierarchy)):
-        raise QueryRejected(f"{node.key.upper()} over generalized column",
+        name = node.sql_name() if isinstance(node, exp.Func) else node.key.upper()
+        raise QueryRejected(f"{name} over generalized column",
                             f"{tp.table}.{c.name} is released as generalized text; numeric semantics are "
                             "defined for interval hierarchies (midpoints) and group means only")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlanon.backends.base import Backend
 from sqlanon.errors import QueryRejected
 
 #: syntax a query over a protected table may contain
@@ -17,15 +18,22 @@ NODES: tuple[type[exp.Expression], ...] = (
     exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike,
     exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.DPipe, exp.Case, exp.If,
     exp.Cast, exp.TryCast, exp.DataType, exp.DataTypeParam, exp.Var,
-    exp.Join,  # inner joins with unprotected tables (analyze checks the kind)
+    exp.Join,  # joins with unprotected tables (analyze/joins.py checks the kind)
+)
+
+#: the SQL:2003 statistics aggregates (seed 001 Tabellen 7–8), where the backend has them
+#: (``Backend.missing_aggregates``); two-argument ones take (Y, X)
+STATISTICS: tuple[type[exp.AggFunc], ...] = (
+    exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop, exp.CovarPop, exp.CovarSamp,
+    exp.Corr, exp.RegrSlope, exp.RegrIntercept, exp.RegrR2, exp.RegrCount, exp.RegrAvgx, exp.RegrAvgy,
+    exp.RegrSxx, exp.RegrSyy, exp.RegrSxy,
 )
 
 #: functions with a fixed meaning on every backend; unknown names may hide SQL in strings
 FUNCTIONS: tuple[type[exp.Func], ...] = (
-    exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Stddev, exp.StddevPop, exp.StddevSamp,
-    exp.Variance, exp.VariancePop, exp.Abs, exp.Round, exp.Floor, exp.Ceil, exp.Upper, exp.Lower,
-    exp.Length, exp.Substring, exp.Trim, exp.Concat, exp.Coalesce, exp.Nullif, exp.Greatest,
-    exp.Least, exp.Extract, exp.Sqrt, exp.Ln, exp.Exp, exp.Pow,
+    exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, *STATISTICS, exp.Abs, exp.Round, exp.Floor, exp.Ceil,
+    exp.Upper, exp.Lower, exp.Length, exp.Substring, exp.Trim, exp.Concat, exp.Coalesce, exp.Nullif,
+    exp.Greatest, exp.Least, exp.Extract, exp.Sqrt, exp.Ln, exp.Exp, exp.Pow,
 )
 
 #: human names of constructs that later versions accept
@@ -60,6 +68,13 @@ def check_protected(tree: exp.Expression, table: str) -> None:
             continue
         raise QueryRejected(construct_name(node), f"not supported over protected table {table}",
                             fragment=node.sql()[:200])
+
+
+def check_available(tree: exp.Expression, backend: Backend) -> None:
+    """Reject a statistics aggregate the database lacks, naming it and the database, rather
+    than let the statement fail after the release was made."""
+    for node in tree.find_all(*backend.missing_aggregates) if backend.missing_aggregates else ():
+        raise QueryRejected(construct_name(node), f"{backend.product} has no such aggregate", fragment=node.sql())
 
 
 def check_passthrough(tree: exp.Expression) -> None:

@@ -17,6 +17,8 @@ class Backend:
 
     #: name used in URLs, reports and test ids
     name: ClassVar[str] = "base"
+    #: the database's name in messages
+    title: ClassVar[str] = "the database"
     #: sqlglot dialect used to read user SQL and to write every generated statement
     dialect: ClassVar[str] = ""
     #: DROP must say TEMPORARY to never touch a base table of the same name (MySQL)
@@ -28,9 +30,19 @@ class Backend:
     catalog_schema: ClassVar[str | None] = None
     #: prefix of the catalog's table names beside the user's tables (none inside its own schema)
     catalog_prefix: ClassVar[str] = "sqlanon_"
+    #: SQL:2003 statistics aggregates (seed 001 Tabellen 7–8) the database does not have: a
+    #: query over a protected table that uses one is rejected by name, not sent to fail
+    missing_aggregates: ClassVar[tuple[type[exp.AggFunc], ...]] = ()
+    #: FULL OUTER JOIN exists
+    full_outer_join: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
+
+    @property
+    def product(self) -> str:
+        """The database's name as errors show it."""
+        return self.title
 
     # -- expression hooks -------------------------------------------------------------------
     def binary_text(self, e: exp.Expression) -> exp.Expression:

@@ -3,7 +3,8 @@
 There is no MariaDB dialect in sqlglot; both use ``mysql``. Differences that matter here:
 - collation: the default ``utf8mb4_general_ci`` merges 'ABC', 'abc' and 'abc  ' in GROUP BY, so
   every class is formed on text converted to a binary, NO PAD collation (NOTES.md);
-- a temporary table is dropped with DROP TEMPORARY TABLE, which never touches a base table.
+- a temporary table is dropped with DROP TEMPORARY TABLE, which never touches a base table;
+- no COVAR_*, CORR or REGR_* aggregates, no FULL OUTER JOIN.
 """
 from __future__ import annotations
 
@@ -18,10 +19,20 @@ class MySQLBackend(Backend):
     name = "mysql"
     dialect = "mysql"
     temporary_in_drop = True
+    # both have VAR_* and STDDEV_* only
+    missing_aggregates = (exp.CovarPop, exp.CovarSamp, exp.Corr, exp.RegrSlope, exp.RegrIntercept, exp.RegrR2,
+                          exp.RegrCount, exp.RegrAvgx, exp.RegrAvgy, exp.RegrSxx, exp.RegrSyy, exp.RegrSxy)
+    # `a FULL JOIN b` is `a AS full JOIN b` to the server; sqlglot writes a FULL JOIN as a UNION
+    # of a LEFT and a RIGHT join, which is wrong under aggregates, GROUP BY or LIMIT
+    full_outer_join = False
 
     @property
     def is_mariadb(self) -> bool:
         return "mariadb" in self.server_version.lower()
+
+    @property
+    def product(self) -> str:
+        return "MariaDB" if self.is_mariadb else "MySQL"
 
     @property
     def binary_collation(self) -> str:

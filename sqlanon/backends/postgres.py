@@ -34,6 +34,7 @@ class PostgresBackend(Backend):
     dialect = "postgres"
     catalog_schema = "sqlanon"
     catalog_prefix = ""
+    title = "PostgreSQL"
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:
         # Deterministic collations already compare equal only when bytes are equal, but sorting

@@ -63,7 +63,7 @@ def test_grouping_over_a_join(session):
 
 
 @pytest.mark.parametrize("sql,construct", [
-    ("SELECT p.age FROM people p LEFT JOIN districts d ON d.zip = p.zip", "LEFT OUTER join"),
+    ("SELECT p.age FROM people p NATURAL JOIN districts d", "NATURAL join"),
     ("SELECT p.age FROM people p JOIN districts d USING (zip)", "JOIN … USING"),
     ("SELECT p.age FROM people p JOIN people q ON q.age = p.age", "join of protected tables"),
     ("SELECT p.age FROM people p JOIN districts d ON d.zip = p.zip "
