@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.errors import BackendError
+from sqlanon.sql.templates import table
 
 
 #: a statement, or a function that builds it (called only when its text is not known yet)
@@ -91,12 +92,13 @@ class RunContext:
         """Run one generated statement; returns the cursor (None in a static explain)."""
         return self._send(self._sql(statement, key))
 
-    def repeat(self, condition: Build, body: list[Build], key: Hashable) -> None:
+    def repeat(self, condition: Build, body: list[Build], key: Hashable, hash_joins: bool = False) -> None:
         """Run ``body`` while the scalar query ``condition`` is true: as one server-side loop
-        where the database has one, else statement by statement from here (SQLite, in-process)."""
+        where the database has one, else statement by statement from here (SQLite, in-process).
+        ``hash_joins``: see Backend.loop."""
         cond = self._sql(condition, (key, "condition"))
         texts = [self._sql(b, (key, i)) for i, b in enumerate(body)]
-        loop = self.backend.loop(cond, texts)
+        loop = self.backend.loop(cond, texts, hash_joins)
         if loop is not None:
             cur = self._send(loop)
             if cur is not None:
@@ -154,6 +156,37 @@ class RunContext:
         if cur is not None:
             cur.close()
         return name
+
+    def staged(self, hint: str, statement: exp.Expression) -> tuple[list[exp.Expression], list[str]]:
+        """``statement`` as statements for a loop body, and the temp tables they use: itself
+        where the database computes a CTE once; else each CTE kept in a temp table (created
+        here, empty), refilled in order by the statements that come first, and read by the
+        rest in place of the CTE."""
+        query = statement if isinstance(statement, exp.Query) else statement.expression
+        if self.backend.ctes_computed_once or not isinstance(query, exp.Select) or not query.args.get("with_"):
+            return [statement], []
+        statement = statement.copy()
+        query = statement if isinstance(statement, exp.Query) else statement.expression
+        ctes = query.args["with_"].expressions
+        query.set("with_", None)
+        hints = {c.alias_or_name: f"{hint}_{c.alias_or_name}" for c in ctes}
+
+        def renamed(tree: exp.Expression) -> exp.Expression:
+            for t in tree.find_all(exp.Table):
+                if not t.args.get("db") and t.name in hints:
+                    if not t.alias:
+                        t.set("alias", exp.TableAlias(this=exp.to_identifier(t.name)))
+                    t.set("this", exp.to_identifier(self.temp_name(hints[t.name]), quoted=True))
+            return tree
+
+        out: list[exp.Expression] = []
+        tables = []
+        for c in ctes:
+            select = renamed(c.this)
+            tables.append(self.create_temp(hints[c.alias_or_name], exp.select("*").from_(
+                select.subquery("x", copy=True)).where(exp.false())))
+            out += [self.backend.empty(tables[-1]), exp.insert(select, table(tables[-1]))]
+        return out + [renamed(statement)], tables
 
     def run(self, statement: exp.Expression) -> None:
         cur = self.execute(statement)

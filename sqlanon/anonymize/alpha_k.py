@@ -4,19 +4,20 @@ Wong, Li, Fu, Wang: (α,k)-anonymous data publishing, J. Intell. Inf. Syst. 33(2
 seed 001 §3.2, Abbildung 13, and the prototype of §6.2.
 
 The search runs on the frequency table of the selection (one row per QI tuple and sensitive
-value, with its count), because every recoding decision depends only on those counts. Each
-round is a fixed handful of statements over small temp tables:
+value, with its count), because every recoding decision depends only on those counts. The
+current generalization levels live in a one-row table, so every round is the same few
+statements, written once and run as one server-side loop (SQLite repeats them in-process):
 
-1. classes of the remaining rows at the current levels (window functions);
-2. the parts that may be released at these levels: whole classes that satisfy k and α
-   (line 6), and — the q_max step, lines 9–13 — the largest α-compliant part of each class
-   that violates α;
-3. the budget of q_max, applied to every part: parts leave, those with the highest protected
-   share first, only while the rows left behind can still form one α-compliant class of at
-   least k rows at the root (line 3's test); so the remainder never strands protected rows
-   without enough others to hide among, and fewer rows end up suppressed. When the selection
-   cannot meet that even at the root, suppression is unavoidable and the budget is skipped;
-4. the attribute with the highest entropy over the remaining rows is generalized one level
+1. the classes of the remaining cells at the current levels (``stat``, window functions);
+2. one statement that finds the parts that may be released at these levels and adds their rows
+   to the release plan: whole classes that satisfy k and α (line 6), and — the q_max step, lines
+   9–13 — the largest α-compliant part of each class that violates α; under a budget applied
+   to every part: parts leave, those with the highest protected share first, only while the
+   rows left behind can still form one α-compliant class of at least k rows at the root (line
+   3's test), so the remainder never strands protected rows without enough others to hide
+   among, and fewer rows end up suppressed. When the selection cannot meet that even at the
+   root, suppression is unavoidable and the budget is skipped;
+3. the attribute with the highest entropy over the remaining rows is generalized one level
    (lines 15–16).
 
 At the root, what remains is one class; its α-compliant part is released if it has k rows, the
@@ -71,84 +72,75 @@ class AlphaK:
         cells, codes, radix = freq.cells, freq.codes, freq.radix
         assign = ctx.create_temp("assign", render(
             "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
-        rem = ctx.create_temp("rem_0", render("alpha_k/rem_init", cells=cells))
+        lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
+                                              *[exp.alias_(lit(0), n) for n in lnames]))
+        choice = ctx.create_temp("choice", exp.select(exp.alias_(lit(0), "done"), exp.alias_(lit(0), "attr"))
+                                 .where(exp.false()))
 
-        def code(i: int, level: int, alias: str | None = "c") -> exp.Column:
-            return col(f"c_{i}_{level}", alias)
+        def code(i: int) -> exp.Expression:
+            """Attribute i's code at its current level (0 at the root: one value)."""
+            return exp.Case(ifs=[exp.If(this=col(lnames[i], "lv").eq(lit(lv_)), true=col(f"c_{i}_{lv_}", "c"))
+                                 for lv_ in range(hs[i].height)], default=lit(0))
 
-        def class_id(lam: list[int]) -> exp.Expression:
-            """One integer per class: the codes in mixed radix when it fits in 62 bits, else their
-            rank; 1 when every attribute is at the root."""
-            moving = [i for i in range(m) if lam[i] < hs[i].height]
-            if not moving:
+        def class_id() -> exp.Expression:
+            """One integer per class: the codes in mixed radix when they fit in 62 bits, else
+            their rank; at the root every code is 0, so every row is one class."""
+            if not m:
                 return lit(1)
             total, terms = 1, []
-            for i in moving:
-                terms.append(exp.Mul(this=code(i, lam[i]), expression=lit(total)) if total > 1 else code(i, lam[i]))
-                total *= radix[(i, lam[i])]
+            for i in range(m):
+                terms.append(exp.Mul(this=exp.Paren(this=code(i)), expression=lit(total)) if total > 1 else code(i))
+                total *= max([radix[(i, lv_)] for lv_ in range(hs[i].height)], default=1)
             if total < 2**62:
                 out = terms[0]
                 for t in terms[1:]:
                     out = exp.Add(this=out, expression=t)
                 return out
             return exp.Window(this=exp.DenseRank(), order=exp.Order(
-                expressions=[exp.Ordered(this=code(i, lam[i])) for i in moving]))
+                expressions=[exp.Ordered(this=code(i)) for i in range(m)]))
 
-        lam = [0] * m
-        step = 0
-        while True:
-            step += 1
-            top = all(lam[i] == hs[i].height for i in range(m))
-            levels = [lit(v) for v in lam]
-            stat = ctx.create_temp(f"stat_{step}", render("alpha_k/stat", rem=rem, codes=codes, cls=class_id(lam)))
-            classes = ctx.create_temp(f"classes_{step}", render(
-                "alpha_k/classes", stat=stat, k=k, num=num, den=den))
-            vals = ctx.create_temp(f"vals_{step}", render("alpha_k/vals", stat=stat, classes=classes, k=k))
-            cap = ctx.create_temp(f"cap_{step}", render("alpha_k/cap", vals=vals, classes=classes, num=num,
-                                                        den=den, unbounded=lit(NO_LIMIT)))
-            parts = ctx.create_temp(f"parts_{step}", render("alpha_k/parts", cap=cap, classes=classes, vals=vals, k=k))
-            partvals = ctx.create_temp(f"partvals_{step}", render("alpha_k/partvals", cap=cap, vals=vals))
-            scratch = [vals, cap, partvals]
-            limit = NO_LIMIT
-            if not top:
-                remvals = ctx.create_temp(f"remvals_{step}", render("alpha_k/remvals", stat=stat))
-                scratch.append(remvals)
-                total, most = (int(v or 0) for v in ctx.query(exp.select(
-                    exp.select(exp.Sum(this=col("n"))).from_(table(stat)).subquery(),
-                    exp.select(exp.Max(this=col("r"))).from_(table(remvals)).subquery(),
-                ))[0]) if ctx.live else (0, 0)
-                # The budget only keeps a feasible remainder feasible; when the selection cannot be
-                # one (α,k) class even at the root, suppression is unavoidable and it is skipped.
-                if total >= self.req.k and most * self.den <= self.num * total:
-                    left_total, left_most = (int(v or 0) for v in (ctx.query(render(
-                        "alpha_k/full_take", total=lit(total), parts=parts, remvals=remvals,
-                        partvals=partvals)) or [(0, 0)])[0])
-                    full_ok = left_total == 0 or (left_total >= self.req.k
-                                                  and left_most * self.den <= self.num * left_total)
-                    if not full_ok:
-                        bad = ctx.scalar(render("alpha_k/first_bad", parts=parts, remvals=remvals,
-                                                partvals=partvals, num=num, den=den, total=lit(total), k=k))
-                        limit = int(bad) if bad is not None else NO_LIMIT
-            takes = ctx.create_temp(f"takes_{step}", render(
-                "alpha_k/takes", stat=stat, parts=parts, partvals=partvals, limit_rank=lit(limit)))
-            ctx.run(render("alpha_k/move_takes", assign=assign, takes=takes, step=lit(step), levels=levels))
-            new_rem = ctx.create_temp(f"rem_{step}", render("alpha_k/rem_next", stat=stat, takes=takes))
-            ctx.drop(rem, stat, classes, parts, takes, *scratch)
-            rem = new_rem
-            if top:
-                break
-            candidates = [i for i in range(m) if lam[i] < hs[i].height]
-            remc = exp.select(col("n", "r"), *[code(i, lam[i]) for i in candidates]) \
-                .from_(table(rem, "r")) \
-                .join(table(codes, "c"), on=col("cell", "c").eq(col("cell", "r")))
-            parts_h = [render("alpha_k/entropy", attr=lit(i), remc="_sa_remc", gen=code(i, lam[i], None))
-                       for i in candidates]
-            union = exp.union(*parts_h, distinct=False, copy=False) if len(parts_h) > 1 else parts_h[0]
-            rows = ctx.query(union.with_("_sa_remc", as_=remc, copy=False))
-            if not rows or rows[0][2] is None:
-                break  # nothing left to generalize
-            entropy = {int(i): float(h or 0.0) for i, h, _left in rows}
-            lam[max(candidates, key=lambda i: (entropy[i], -i))] += 1
+        top = exp.and_(*[col(n, "lv").eq(lit(h.height)) for n, h in zip(lnames, hs)]) if m else exp.true()
+
+        def stat_select() -> exp.Expression:
+            return render("alpha_k/stat", codes=codes, lv=lv, assign=assign, cls=class_id())
+
+        def round_() -> exp.Expression:
+            return render("alpha_k/round", assign=assign, stat=stat, lv=lv, k=k, num=num, den=den,
+                          unbounded=lit(NO_LIMIT), top=top.copy(), levels=[col(n, "lv") for n in lnames])
+
+        def choose() -> exp.Expression:
+            parts = [render("alpha_k/entropy", attr=lit(i), gen=col(f"g_{i}"),
+                            candidate=exp.LT(this=exp.select(col(lnames[i])).from_(table(lv)).subquery(),
+                                             expression=lit(hs[i].height)))
+                     for i in range(m)]
+            entropies = exp.union(*parts, distinct=False) if len(parts) > 1 else (
+                parts[0] if parts else exp.select(exp.alias_(lit(0), "attr"), exp.alias_(exp.null(), "h"))
+                .where(exp.false()))
+            remaining = render("alpha_k/remaining", stat=stat, codes=codes, lv=lv, assign=assign,
+                               gens=[exp.alias_(code(i), f"g_{i}") for i in range(m)] or [exp.alias_(lit(0), "g")])
+            pick = render("alpha_k/choice", lv=lv, top=top.copy())
+            pick = pick.with_("remaining", as_=remaining).with_("entropies", as_=entropies)
+            return exp.insert(pick, table(choice))
+
+        def advance() -> exp.Expression:
+            """The next round's levels: the chosen attribute one level up; done when choose said so."""
+            picked = exp.select(col("attr")).from_(table(choice)).subquery()
+            values: dict = {"step": exp.Add(this=col("step"), expression=lit(1)),
+                            "done": exp.select(col("done")).from_(table(choice)).subquery()}
+            for i, n in enumerate(lnames):
+                values[n] = exp.Add(this=col(n), expression=exp.Case(
+                    ifs=[exp.If(this=exp.EQ(this=picked.copy(), expression=lit(i)), true=lit(1))], default=lit(0)))
+            return exp.update(table(lv), values)
+
+        stat = ctx.create_temp("stat", stat_select())
+        rounds, kept = ctx.staged("round", round_())
+        picks, kept_too = ctx.staged("choice", choose())
+        ctx.repeat(lambda: exp.select(exp.EQ(this=col("done"), expression=lit(0))).from_(table(lv)),
+                   [*rounds, *picks, advance, ctx.backend.empty(choice), ctx.backend.empty(stat),
+                    exp.insert(stat_select(), table(stat))],
+                   key="alpha_k", hash_joins=True)
+        step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 1) - 1
+        ctx.drop(stat, choice, lv, *kept, *kept_too)
 
         # The release plan as row ranges per cell, with each range's released QI values
         # computed here on the small table, so the full rows are only joined and copied.
@@ -174,6 +166,6 @@ class AlphaK:
             for row in rows:
                 for i, q in enumerate(frag.qis):
                     histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
-        ctx.drop(rem, ranked, plan, assign, codes, cells)
+        ctx.drop(ranked, plan, assign, codes, cells)
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{step} search round(s) on the frequency table"])

@@ -16,9 +16,9 @@ def test_template_parses(name):
 
 def test_missing_value_is_an_error():
     with pytest.raises(KeyError, match="no value"):
-        render("alpha_k/rem_init")
+        render("alpha_k/assign_init")
 
 
 def test_identifiers_are_quoted():
-    sql = render("alpha_k/rem_init", cells='we"ird').sql("postgres")
+    sql = render("alpha_k/assign_init", cells='we"ird', levels=[]).sql("postgres")
     assert '"we""ird"' in sql

@@ -1,2 +1,0 @@
-INSERT INTO :assign
-SELECT cell, take, :step, :levels FROM :takes WHERE take > 0

@@ -1,1 +1,0 @@
-SELECT cell, n FROM :cells
