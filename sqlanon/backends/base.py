@@ -35,6 +35,12 @@ class Backend:
     missing_aggregates: ClassVar[tuple[type[exp.AggFunc], ...]] = ()
     #: FULL OUTER JOIN exists
     full_outer_join: ClassVar[bool] = True
+    #: TRUNCATE empties a table without leaving dead rows behind (not SQLite, whose DELETE
+    #: without WHERE does the same)
+    truncate: ClassVar[bool] = False
+    #: a CTE referenced several times is computed once (PostgreSQL 12+, SQLite); where it is
+    #: not, pipelines keep such intermediates in temp tables (RunContext.staged)
+    ctes_computed_once: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -65,6 +71,12 @@ class Backend:
         return [exp.Drop(tables=[table(n) for n in g], kind="TABLE", exists=True, temporary=self.temporary_in_drop)
                 for g in groups if g]
 
+    def empty(self, name: str) -> exp.Expression:
+        """The statement that empties a pipeline table that a loop refills every pass."""
+        if self.truncate:
+            return exp.TruncateTable(expressions=[table(name)])
+        return exp.delete(table(name))
+
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
             this=table(name), kind="TABLE", expression=select,
@@ -75,10 +87,12 @@ class Backend:
         """Storage options for pipeline temp tables."""
         return []
 
-    def loop(self, condition: str, body: list[str]) -> str | None:
+    def loop(self, condition: str, body: list[str], hash_joins: bool = False) -> str | None:
         """One statement that runs the ``body`` statements inside the server while the scalar
         query ``condition`` is true, or None where the database has no server-side loop (the
-        caller then repeats the statements itself). Both are generated SQL, never user text."""
+        caller then repeats the statements itself). Both are generated SQL, never user text.
+        ``hash_joins``: the body joins CTEs the planner cannot estimate; keep it from nested
+        loops where the database lets a loop say so."""
         return None
 
     # -- session ----------------------------------------------------------------------------
