@@ -17,7 +17,11 @@ from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.hierarchy import IntervalHierarchy
 from sqlanon.policy.model import QuasiIdentifier, TablePolicy
-from sqlanon.sql.templates import col
+from sqlanon.sql.templates import col, table
+
+#: the number of each released row, where a grouped join counts them (never selected: ``*`` was
+#: expanded before)
+ROW_NUMBER = "sqlanon_row"
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,9 @@ def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[
     released as numbers already (group means), which are read as they are.
 
     A GROUP BY over the released rows returns only groups of at least ``min_group`` (k) rows:
-    a small group of a released value would single out the few rows behind it.
+    a small group of a released value would single out the few rows behind it. Under a join the
+    released rows are counted, not the joined ones: an outer join pads a group with NULL-extended
+    rows of the other table, and any join repeats a released row once per match.
 
     The released table is stored in whatever order the method wrote it, which may follow the
     source (unsorted matching, seed 002): so every result is ordered here, and a LIMIT without
@@ -114,8 +120,16 @@ def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[
     src.set("this", exp.to_identifier(released, quoted=True))
     src.set("db", None)
     src.set("catalog", None)
-    if tree.args.get("group") is not None:
-        enough = exp.GTE(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(min_group))
+    grouped = tree.args.get("group") is not None
+    rows: exp.Expression = exp.Count(this=exp.Star())
+    if grouped and analysis.joined:
+        numbered = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(released, quoted=True)),
+                              exp.alias_(exp.Window(this=exp.RowNumber()), ROW_NUMBER, quoted=True)) \
+            .from_(table(released))
+        src.replace(numbered.subquery(exp.to_identifier(analysis.alias, quoted=True)))
+        rows = exp.Count(this=exp.Distinct(expressions=[col(ROW_NUMBER, analysis.alias)]))
+    if grouped:
+        enough = exp.GTE(this=rows, expression=exp.Literal.number(min_group))
         having = tree.args.get("having")
         tree.set("having", exp.Having(this=exp.and_(having.this.copy(), enough) if having is not None else enough))
     order = tree.args.get("order")

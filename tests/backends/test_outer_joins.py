@@ -71,6 +71,17 @@ def test_each_released_row_comes_back_once_and_no_other(session):
     assert_alpha_k(answer.rows, qi=[0], sens=1, k=K, alpha=None)
 
 
+def test_groups_count_released_rows_not_null_extended_ones(db_url, session):
+    """Only Berlin's labels may match below: the other districts' groups (Hamburg, München, '?'
+    for the labels of several) are all NULL-extended rows, and a group needs k released rows."""
+    through = ("SELECT d.district, COUNT(p.zip), COUNT(*) FROM districts d LEFT JOIN people p ON p.zip = d.zip "
+               "AND d.district = 'Berlin' GROUP BY d.district")
+    padded = direct_rows(db_url, through.replace("people p", "rel p") + f" HAVING COUNT(*) >= {K}")
+    assert {d for d, n, _ in padded if n == 0} == {"?", "Hamburg", "München"}
+    answer = session.execute(through)
+    assert normal(answer.rows) == normal(r for r in padded if r[1] >= K)
+
+
 def test_full_join_where_the_database_has_it(db_url, session, backend):
     through = ("SELECT d.zip, p.zip, p.disease FROM people p FULL OUTER JOIN districts d ON d.zip = p.zip "
                "AND d.district = 'Hamburg'")

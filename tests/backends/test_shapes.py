@@ -56,7 +56,7 @@ SHAPES = [
     ("SELECT d.district, COUNT(p.zip), SUM(p.visits) FROM districts d LEFT JOIN people p ON p.zip = d.zip "
      "GROUP BY d.district",
      f"SELECT d.district, COUNT(p.zip), SUM(p.visits) FROM districts d LEFT JOIN rel p ON p.zip = d.zip "
-     f"GROUP BY d.district HAVING COUNT(*) >= {K}"),
+     f"GROUP BY d.district HAVING COUNT(p.zip) >= {K}"),
 ]
 
 
