@@ -100,26 +100,34 @@ class AlphaK:
                 expressions=[exp.Ordered(this=code(i)) for i in range(m)]))
 
         top = exp.and_(*[col(n, "lv").eq(lit(h.height)) for n, h in zip(lnames, hs)]) if m else exp.true()
+        # The codes table holds the cells still in the search: each round refills it with what
+        # the round left, so no statement joins the full frequency table again.
+        rem = codes
+        carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
 
         def stat_select() -> exp.Expression:
-            return render("alpha_k/stat", codes=codes, lv=lv, assign=assign, cls=class_id())
+            return render("alpha_k/stat", rem=rem, lv=lv, cls=class_id(), codes=[col(c, "c") for c in carried],
+                          carried=[col(c) for c in carried])
 
         def round_() -> exp.Expression:
             return render("alpha_k/round", assign=assign, stat=stat, lv=lv, k=k, num=num, den=den,
                           unbounded=lit(NO_LIMIT), top=top.copy(), levels=[col(n, "lv") for n in lnames])
 
+        def remaining() -> exp.Expression:
+            return exp.insert(render("alpha_k/remaining", stat=stat, lv=lv, assign=assign,
+                                     codes=[col(c, "s") for c in carried]),
+                              table(rem), columns=[exp.to_identifier(c, quoted=True)
+                                                   for c in ["cell", "n", "sv", "p", *carried]])
+
         def choose() -> exp.Expression:
-            parts = [render("alpha_k/entropy", attr=lit(i), gen=col(f"g_{i}"),
+            parts = [render("alpha_k/entropy", attr=lit(i), gen=code(i), rem=rem, lv=lv,
                             candidate=exp.LT(this=exp.select(col(lnames[i])).from_(table(lv)).subquery(),
                                              expression=lit(hs[i].height)))
                      for i in range(m)]
             entropies = exp.union(*parts, distinct=False) if len(parts) > 1 else (
                 parts[0] if parts else exp.select(exp.alias_(lit(0), "attr"), exp.alias_(exp.null(), "h"))
                 .where(exp.false()))
-            remaining = render("alpha_k/remaining", stat=stat, codes=codes, lv=lv, assign=assign,
-                               gens=[exp.alias_(code(i), f"g_{i}") for i in range(m)] or [exp.alias_(lit(0), "g")])
-            pick = render("alpha_k/choice", lv=lv, top=top.copy())
-            pick = pick.with_("remaining", as_=remaining).with_("entropies", as_=entropies)
+            pick = render("alpha_k/choice", lv=lv, top=top.copy()).with_("entropies", as_=entropies)
             return exp.insert(pick, table(choice))
 
         def advance() -> exp.Expression:
@@ -136,8 +144,8 @@ class AlphaK:
         rounds, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=col("done"), expression=lit(0))).from_(table(lv)),
-                   [*rounds, *picks, advance, ctx.backend.empty(choice), ctx.backend.empty(stat),
-                    exp.insert(stat_select(), table(stat))],
+                   [*rounds, ctx.backend.empty(rem), remaining, *picks, advance, ctx.backend.empty(choice),
+                    ctx.backend.empty(stat), exp.insert(stat_select(), table(stat))],
                    key="alpha_k", hash_joins=True)
         step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 1) - 1
         ctx.drop(stat, choice, lv, *kept, *kept_too)

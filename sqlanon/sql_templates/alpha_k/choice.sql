@@ -1,6 +1,6 @@
 -- The next attribute to generalize (highest entropy, lowest index on ties), and done = 1 when
--- this round ran at the root or nothing is left: the loop stops. CTEs: remaining (remaining.sql)
--- and entropies (the union of entropy.sql over the quasi-identifiers).
+-- this round ran at the root or nothing is left: the loop stops. CTE: entropies (the union of
+-- entropy.sql over the quasi-identifiers).
 SELECT CASE WHEN b.attr IS NULL OR :top THEN 1 ELSE 0 END AS done, COALESCE(b.attr, -1) AS attr
 FROM :lv AS lv
 LEFT JOIN (

@@ -153,7 +153,7 @@ takes AS (
     WHERE p.rk < (SELECT lim FROM budget)
   ) AS t
 )
-SELECT t.cell, t.take, lv.step, :levels
+SELECT t.cell, CAST(t.take AS BIGINT), lv.step, :levels
 FROM takes AS t
 CROSS JOIN :lv AS lv
 WHERE t.take > 0
