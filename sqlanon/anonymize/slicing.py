@@ -2,7 +2,7 @@
 
 The selection is split vertically into column groups and horizontally into buckets; inside each
 bucket every column group is permuted on its own and the groups are joined again on (bucket,
-position). Values are released exactly — only the links between column groups are broken —
+position) — on PostgreSQL, without a join, by unnesting each group's arrays side by side. Values are released exactly — only the links between column groups are broken —
 except that a group whose combinations of quasi-identifier values would be shared by fewer than
 k rows is generalized (greedily, one attribute one level at a time, until they are not).
 
@@ -188,26 +188,32 @@ class Slicing:
                                                           by=by_rank, src=src), frag, codes))
         ctx.drop(*codes.values())
         bucket, buckets, probes = self._buckets(frag, rows, n, groups, ctx)
-        bucketed = ctx.create_temp("sbucketed", render("slicing/bucketed", rows=rows, bucket=bucket))
-        ctx.drop(rows)
 
-        perms = []
-        for i, g in enumerate(groups):
-            seed = self.req.slicing.seed
-            shuffle: exp.Expression = exp.Rand() if seed is None else exp.Mod(
-                this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(SHUFFLE_A)),
-                             expression=lit(seed * 1000003 + i * 7919)), expression=lit(SHUFFLE_P))
-            perms.append(ctx.create_temp(f"sperm_{i}", render(
-                "slicing/permuted", shuffle=shuffle, columns=[col(c) for c in g], bucketed=bucketed)))
+        seed = self.req.slicing.seed
+        keys = [exp.Rand() if seed is None else exp.Mod(
+            this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(SHUFFLE_A)),
+                         expression=lit(seed * 1000003 + i * 7919)), expression=lit(SHUFFLE_P))
+                for i in range(len(groups))]
         owner = {c: i for i, g in enumerate(groups) for c in g}
-        release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
-                             exp.alias_(col("_sa_bucket", "p0"), BUCKET)).from_(table(perms[0], "p0"))
-        for i, perm in enumerate(perms[1:], 1):
-            release = release.join(table(perm, f"p{i}"), on=exp.and_(
-                exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", "p0")),
-                exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", "p0"))))
-        released = ctx.create_temp("released", release)
-        ctx.drop(bucketed, *perms)
+        if be.zips_arrays:
+            unnested = [exp.alias_(render("slicing/zip_column", x=col(c), r=col(f"_sa_r{owner[c]}")).expressions[0],
+                                   c, quoted=True) for c in frag.columns]
+            released = ctx.create_temp("released", render(
+                "slicing/zipped", rows=rows, bucket=bucket, unnested=unnested,
+                keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(keys)]))
+            ctx.drop(rows)
+        else:
+            perms = [ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
+                                                          rows=rows, bucket=bucket))
+                     for i, (g, key) in enumerate(zip(groups, keys))]
+            release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
+                                 exp.alias_(col("_sa_bucket", "p0"), BUCKET)).from_(table(perms[0], "p0"))
+            for i, perm in enumerate(perms[1:], 1):
+                release = release.join(table(perm, f"p{i}"), on=exp.and_(
+                    exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", "p0")),
+                    exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", "p0"))))
+            released = ctx.create_temp("released", release)
+            ctx.drop(rows, *perms)
         histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
         shown = " | ".join(", ".join(g) for g in groups)
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,

@@ -41,6 +41,9 @@ class Backend:
     #: a CTE referenced several times is computed once (PostgreSQL 12+, SQLite); where it is
     #: not, pipelines keep such intermediates in temp tables (RunContext.staged)
     ctes_computed_once: ClassVar[bool] = True
+    #: arrays unnested side by side in a select list run in lockstep (PostgreSQL): slicing then
+    #: permutes every column group in one pass instead of a join per group
+    zips_arrays: ClassVar[bool] = False
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version

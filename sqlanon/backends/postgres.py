@@ -35,6 +35,7 @@ class PostgresBackend(Backend):
     catalog_schema = "sqlanon"
     catalog_prefix = ""
     truncate = True
+    zips_arrays = True
     title = "PostgreSQL"
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:

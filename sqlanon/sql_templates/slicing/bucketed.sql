@@ -1,3 +1,0 @@
--- The rows with the bucket chosen.
-SELECT r.*, :bucket AS _sa_bucket
-FROM :rows AS r
