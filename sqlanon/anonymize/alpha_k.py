@@ -79,6 +79,8 @@ class AlphaK:
 
         def code(i: int) -> exp.Expression:
             """Attribute i's code at its current level (0 at the root: one value)."""
+            if not hs[i].height:
+                return lit(0)
             return exp.Case(ifs=[exp.If(this=col(lnames[i], "lv").eq(lit(lv_)), true=col(f"c_{i}_{lv_}", "c"))
                                  for lv_ in range(hs[i].height)], default=lit(0))
 

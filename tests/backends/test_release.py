@@ -121,3 +121,21 @@ def test_a_narrow_selection_is_refused_without_saying_how_narrow(db_url):
             except sqlanon.ReleaseRefused as e:
                 messages.add(str(e))
         assert len(messages) == 1 and "min_rows=20" in messages.pop()
+
+
+def test_the_search_is_a_fixed_number_of_statements_whatever_the_rounds(db_url):
+    """Where the database runs a loop itself, the (α,k) search sends as many statements for a
+    selection that needs one round as for one that needs every level of every hierarchy."""
+    rows = [(20 + i % 60, f"z{i % 97:03d}", "flu" if i % 3 else "hiv") for i in range(600)]
+    load_table(db_url, "g", [("age", "int"), ("zip", "text"), ("d", "text")], rows)
+    policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 20, 60]},
+                                                     "zip": {"type": "mask", "levels": [1, 2, 3]}},
+                               "sensitive": {"d": {}},
+                               "privacy": {"k": 4, "alpha": {"value": 0.5, "protect": ["hiv"]}, "method": "alpha_k"}}}}
+    with sqlanon.connect(db_url, policy=policy) as db:
+        few = db.execute("SELECT age, zip, d FROM g WHERE age = 20 AND zip = 'z020'").report
+        many = db.execute("SELECT age, zip, d FROM g").report
+        server_loop = db.db.backend.loop("SELECT 1", []) is not None
+    rounds = [int(n.split()[0]) for r in (few, many) for n in r.notes if "search round" in n]
+    assert rounds[0] < rounds[1]
+    assert (few.statements == many.statements) == server_loop
