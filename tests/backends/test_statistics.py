@@ -48,16 +48,20 @@ def close(got, want: float) -> bool:
     return float(got) == pytest.approx(want, rel=1e-9, abs=1e-4)
 
 
-@pytest.fixture
-def session(db_url):
+def data() -> list[tuple]:
     rng = random.Random(7)
     rows = []
     for _ in range(240):
         age = rng.randint(18, 80)
         rows.append((age, rng.choice(["10115", "10117", "20095"]), rng.choice("ab"), rng.randint(0, 9),
                      round(age * 0.5 + rng.gauss(0, 3), 2) if rng.random() > 0.1 else None))
+    return rows
+
+
+@pytest.fixture
+def session(db_url):
     load_table(db_url, "t", [("age", "int"), ("zip", "text"), ("s", "text"), ("visits", "int"), ("w", "float")],
-               rows)
+               data())
     with sqlanon.connect(db_url, policy=POLICY) as db:
         yield db
 
@@ -129,3 +133,10 @@ def test_nothing_to_aggregate_is_null(session):
     (v, s), = session.execute("SELECT VAR_SAMP(w), STDDEV_SAMP(age) FROM t WHERE visits < 0").rows
     assert v is None and s is None
     assert not math.isnan(float(session.execute("SELECT VAR_POP(visits) FROM t").rows[0][0]))
+
+
+def test_a_whole_table_deviation_selects_rows_in_the_pushdown(session):
+    """As ``WHERE age < (SELECT AVG(age) FROM adult)`` (seed 001 Abbildung 31), on the stored values."""
+    answer = session.execute("SELECT COUNT(visits) FROM t WHERE visits > (SELECT STDDEV_POP(visits) FROM t)")
+    sd = st.pstdev([r[3] for r in data()])
+    assert answer.report.rows_in == sum(1 for r in data() if r[3] > sd) > 0
