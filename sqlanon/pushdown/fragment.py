@@ -84,6 +84,11 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     # the attributes the criteria judge travel with the release, selected or not
     req = tp.requirement
     carried.update(m.attribute for m in (req.alpha, req.l, req.t) if m is not None)
+    if not carried:
+        # the query reads no column of the table (COUNT(*), a join ON a constant): its rows still
+        # go through a release, over the quasi-identifiers, and the query counts released rows
+        carried.update(q.column for q in tp.quasi_identifiers)
+        carried.update(tp.releasable[:1])
     columns = tuple(c for c in tp.releasable if c in carried)
     qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
     info = db.columns(tp.table)

@@ -25,6 +25,9 @@ PUSHED = [
      "SELECT d.zip, p.zip FROM rel_flu p RIGHT JOIN districts d ON d.zip = p.zip"),
     ("SELECT d.zip, p.disease FROM districts d LEFT JOIN people p ON p.disease = 'flu'",
      "SELECT d.zip, p.disease FROM districts d LEFT JOIN rel_flu p ON 1 = 1"),
+    # no column of the protected table is read: the flu rows are released all the same
+    ("SELECT COUNT(*) FROM districts d LEFT JOIN people p ON p.disease = 'flu'",
+     "SELECT COUNT(*) FROM districts d LEFT JOIN rel_flu p ON 1 = 1"),
 ]
 
 

@@ -26,6 +26,7 @@ POLICY = {"tables": {"people": {
 SHAPES = [
     ("SELECT zip, disease FROM people", "SELECT zip, disease FROM rel"),
     ("SELECT DISTINCT zip FROM people", "SELECT DISTINCT zip FROM rel"),
+    ("SELECT COUNT(*) FROM people", "SELECT COUNT(*) FROM rel"),
     ("SELECT zip, COUNT(*), SUM(visits), MAX(disease) FROM people GROUP BY zip",
      f"SELECT zip, COUNT(*), SUM(visits), MAX(disease) FROM rel GROUP BY zip HAVING COUNT(*) >= {K}"),
     ("SELECT zip, disease, COUNT(*) FROM people GROUP BY zip, disease HAVING COUNT(*) > 1",
