@@ -20,12 +20,12 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
+from sqlanon.anonymize.cells import class_labels, level_histogram, order
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.criteria.l_diversity import LDiversity
 from sqlanon.criteria.t_closeness import TCloseness
 from sqlanon.errors import PolicyError
-from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
@@ -93,19 +93,14 @@ class Mondrian:
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
 
-        def order(i: int) -> list[exp.Expression]:
-            if isinstance(hs[i], TaxonomyHierarchy):
-                return [col(f"c_{i}_{lv}", "c") for lv in range(hs[i].height - 1, 0, -1)] + [col(f"raw_{i}", "f")]
-            return [col(f"raw_{i}", "f")]
-
         positions = [exp.alias_(exp.Window(this=exp.DenseRank(), order=exp.Order(
-            expressions=[exp.Ordered(this=e) for e in order(i)])), f"pos_{i}") for i in range(m)]
+            expressions=[exp.Ordered(this=e) for e in order(hs, i)])), f"pos_{i}") for i in range(m)]
         cur = ctx.create_temp("part_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
         # positions per attribute, the denominator of a partition's normalized width
         found = ctx.query(exp.select(*[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur))) if m else []
         domains = [int(v or 1) for v in found[0]] if found else [1] * m
-        whole = ctx.create_temp("whole", render("mondrian/whole", codes=freq.codes, cells=freq.cells)) \
+        whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.codes, cells=freq.cells)) \
             if self.req.t is not None else None
         # Every pass sends the same statements over tables of the same names (the partitions
         # alternate between two), so their text is built once per run (RunContext keys).
@@ -136,32 +131,18 @@ class Mondrian:
             if not cuts:
                 break
 
-        def same(i: int, lv: int) -> exp.Expression:
-            c = col(f"c_{i}_{lv}", "o")
-            return exp.EQ(this=exp.Min(this=c.copy()), expression=exp.Max(this=c))
-
-        labels, levels = [], []
-        for i, h in enumerate(hs):
-            labels.append(exp.alias_(exp.Case(
-                ifs=[exp.If(this=same(i, lv), true=exp.Min(this=col(f"g_{i}_{lv}", "f"))) for lv in range(h.height)],
-                default=ctx.backend.binary_text(exp.Literal.string(h.top_label))), f"label_{i}"))
-            levels.append(exp.alias_(exp.Case(
-                ifs=[exp.If(this=same(i, lv), true=lit(lv)) for lv in range(h.height)], default=lit(h.height)),
-                f"level_{i}"))
+        labels, levels = class_labels(hs, ctx.backend)
         parts = ctx.create_temp("labels", render("mondrian/labels", cur=cur, codes=freq.codes, cells=freq.cells,
-                                                 labels=labels or [exp.alias_(lit(0), "label_none")],
-                                                 levels=levels or [exp.alias_(lit(0), "level_none")]))
+                                                 labels=labels, levels=levels))
         columns = []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
             columns.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
         released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=cur,
                                                       cells=freq.cells, labels=parts))
-        histogram: dict[str, dict[int, int]] = {q.column: {} for q in frag.qis}
-        if m and ctx.live:
-            for row in ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n")).from_(table(parts))):
-                for i, q in enumerate(frag.qis):
-                    histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
+        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
+                                              .from_(table(parts))), [q.column for q in frag.qis]) \
+            if m and ctx.live else {q.column: {} for q in frag.qis}
         ctx.drop(cur, parts, freq.codes, freq.cells, *([whole] if whole else []))
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])

@@ -1,5 +1,5 @@
 """SABRE for t-closeness (Cao, Karras, Kalnis, Tan 2011; seed 001 §3.5, Abbildung 17), inside
-the database.
+the database, on the frequency table (anonymize/frequency.py).
 
 1. Bucketization: the sensitive attribute's values are split into buckets. With the equal or
    hierarchical distance every value is a bucket of its own (a class then holds each value in
@@ -9,27 +9,30 @@ the database.
 2. ECSize: m classes each take, from every bucket, its share 1/m of the bucket's rows (rounded
    down or up). The number of classes is the largest m for which every candidate class
    satisfies every model (k, t, and l and α when asked), measured by the criteria's own SQL on
-   the candidate classes: a bisection in log space, four statements per candidate m. (The
-   released classes are unions of candidates with equal labels; t, α, distinct and entropy l
-   hold for a union when they hold for its parts, and verification measures the union.)
-3. Redistribution (SABRE-AK, approximate neighbours): every bucket is sorted by one order of
-   the quasi-identifiers (anonymize/order.py) and class j takes the j-th slice of every
-   bucket, rows at the same place of that order.
-Each class releases, per quasi-identifier, its rows' common value at the lowest level of the
+   the candidate classes: a search in log space, four statements per candidate m, guided by
+   the distance measured (a class's distance grows about linearly with m: it is rounding).
+   (The released classes are unions of candidates with equal labels; t, α, distinct and
+   entropy l hold for a union when they hold for its parts, and verification measures the
+   union.)
+3. Redistribution (SABRE-AK, approximate neighbours): the cells of every bucket are sorted by
+   one order of the quasi-identifiers and class j takes the j-th slice of every bucket, rows at
+   the same place of that order. A candidate m is judged on the pieces of the buckets between
+   a cell's and a class's boundaries, about m·B + cells rows, not on the rows themselves.
+Each class releases, per quasi-identifier, its cells' common value at the lowest level of the
 hierarchy that has one. Nothing is suppressed; verification measures every model again.
 """
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from sqlglot import exp
 
+from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.order import join_codes, qi_order
+from sqlanon.anonymize.cells import class_labels, level_histogram, order
 from sqlanon.context import RunContext
 from sqlanon.criteria import for_requirement
-from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -37,7 +40,7 @@ from sqlanon.sql.templates import col, lit, render, table
 
 #: the search for the number of classes stops when its bounds are this close
 SEARCH_RATIO = 1.05
-#: the phase of bucket vr is the fractional part of vr · φ (golden ratio): well spread in [0, 1)
+#: the phase of bucket b is the fractional part of b · φ (golden ratio): well spread in [0, 1)
 PHASE_STEP = "0.6180339887498949"
 
 
@@ -55,9 +58,11 @@ class Sabre:
                               f"names {sorted(attributes)}")
         self.req = requirement
         self.attribute = requirement.t.attribute
+        self.checked = False
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        return []
+        cols, self.checked = frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
+        return cols
 
     def _bucket(self) -> exp.Expression:
         assert self.req.t is not None
@@ -68,85 +73,89 @@ class Sabre:
                                       expression=col("n")))
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        be = ctx.backend
-        attr = col(self.attribute, "s")
-        v = be.binary_text(attr) if self.attribute in frag.text_columns else attr
-        vals = ctx.create_temp("svals", render(
-            "sabre/values", attr=v, p=protected_flag(self.req.alpha, v), src=src, bucket=self._bucket()))
-        key, codes, n = qi_order(frag, src, ctx)
-        phase = exp.Sub(this=exp.Mul(this=exp.cast(col("vr", "o"), "DOUBLE"), expression=lit(PHASE_STEP)),
-                        expression=exp.Floor(this=exp.Mul(this=exp.cast(col("vr", "o"), "DOUBLE"),
+        freq = frequency.build(frag, src, ctx, self.checked)
+        hs = [q.hierarchy for q in frag.qis]
+        whole = ctx.create_temp("swhole", render("anonymize/whole", codes=freq.codes, cells=freq.cells))
+        phase = exp.Sub(this=exp.Mul(this=exp.cast(col("bucket"), "DOUBLE"), expression=lit(PHASE_STEP)),
+                        expression=exp.Floor(this=exp.Mul(this=exp.cast(col("bucket"), "DOUBLE"),
                                                           expression=lit(PHASE_STEP))))
-        ranked = ctx.create_temp("ranked", join_codes(render(
-            "sabre/ranked", src=src, vals=vals, key=key or [lit(1)], phase=phase,
-            same=exp.NullSafeEQ(this=v.copy(), expression=col("v", "o"))), frag, codes))
-        ctx.drop(*codes.values())
-        whole = ctx.create_temp("swhole", exp.select(col("vr"), col("v"), exp.alias_(col("cnt"), "c"))
-                                .from_(table(vals)))
+        buckets = ctx.create_temp("sbuckets", render("sabre/buckets", whole=whole, bucket=self._bucket(), phase=phase))
+        # attributes with fewer distinct values first: a run of the order keeps them constant longest
+        key = [e for i in sorted(range(len(hs)), key=lambda i: (freq.radix.get((i, 0), 0), i)) for e in order(hs, i)]
+        ranked = ctx.create_temp("ranked", render("sabre/ranked", codes=freq.codes, cells=freq.cells, buckets=buckets,
+                                                  key=key + [col("cell", "o")]))
+        n = int(ctx.scalar(exp.select(exp.Sum(this=col("c"))).from_(table(whole))) or 0) if ctx.live else 0
+        top = max(n // self.req.k, 1)
+        numbers = ctx.create_temp("snumbers", render("sabre/numbers", src=src, count=lit(top)))
 
-        def cls(m: int) -> exp.Expression:
-            return exp.Floor(this=exp.Div(
-                this=exp.Mul(this=exp.Paren(this=exp.Add(this=exp.cast(col("_sa_r"), "DOUBLE"),
-                                                         expression=col("_sa_u"))), expression=lit(m)),
-                expression=col("_sa_nb")))
+        def start(j: exp.Expression, m: int) -> exp.Expression:
+            """The first rank of class j of m in bucket b: CEIL((j·nb - FLOOR(u·m)) / m)."""
+            o = exp.Floor(this=exp.Mul(this=col("u", "b"), expression=lit(m)))
+            return exp.cast(exp.Ceil(this=exp.Div(this=exp.cast(exp.Sub(
+                this=exp.Mul(this=j, expression=col("nb", "b")), expression=o), "DOUBLE"),
+                expression=lit(m))), "BIGINT")
 
-        # Nearly the largest number of classes whose candidate classes all pass: a bisection in
-        # log space that stops within SEARCH_RATIO of the boundary (classes 5 % larger cost
-        # little; every probe measures every class). One class is the whole selection,
-        # released as it is judged.
-        lo, hi, probes = 1, max(n // self.req.k, 1), 0
-        while hi > lo * SEARCH_RATIO and ctx.live:
-            mid = min(max(round(math.sqrt(lo * hi)), lo + 1), hi)
-            probes += 1
-            if self._passes(ctx, ranked, whole, cls(mid)):
-                lo = mid
-            else:
-                hi = mid - 1
-        if not ctx.live:  # a static explain shows one probe
-            self._passes(ctx, ranked, whole, cls(hi))
-        m = lo
-        assigned = ctx.create_temp("assigned", render("sabre/assigned", ranked=ranked, cls=cls(m)))
-        ctx.drop(ranked)
-        labels, histogram = [], {}
-        for i, q in enumerate(frag.qis):
-            h = q.hierarchy
+        def segments(m: int) -> exp.Expression:
+            return render("sabre/segments", ranked=ranked, buckets=buckets, numbers=numbers, m=lit(m),
+                          start=start(col("j", "n"), m))
 
-            # the class's values are all NULL (released as NULL), or none is and they share a label
-            no_value = exp.EQ(this=exp.Count(this=col("x", "d")), expression=lit(0))
-            has_null = exp.LT(this=exp.Count(this=col("x", "d")), expression=exp.Count(this=exp.Star()))
+        def counts(m: int) -> exp.Expression:
+            if self.req.t.distance == "ordered":  # a bucket of several values: count them in the cells
+                return render("sabre/counts", segments=segments(m))
+            return render("sabre/slices", buckets=buckets, numbers=numbers, m=lit(m), start=start(col("j", "n"), m),
+                          next=start(exp.Paren(this=exp.Add(this=col("j", "n"), expression=lit(1))), m))
 
-            def same(lv: int) -> exp.Expression:
-                e = col(f"e_{lv}", "h")
-                return exp.EQ(this=exp.Min(this=e.copy()), expression=exp.Max(this=e))
-
-            top = exp.If(this=has_null, true=be.binary_text(exp.Literal.string(h.top_label)))
-            label = exp.Case(ifs=[exp.If(this=no_value, true=exp.Null()), top] + [
-                exp.If(this=same(lv), true=exp.Min(this=col(f"e_{lv}", "h"))) for lv in range(h.height)],
-                default=be.binary_text(exp.Literal.string(h.top_label)))
-            level = exp.Case(ifs=[exp.If(this=no_value.copy(), true=lit(0)),
-                                  exp.If(this=has_null.copy(), true=lit(h.height))]
-                             + [exp.If(this=same(lv), true=lit(lv)) for lv in range(h.height)], default=lit(h.height))
-            lab = ctx.create_temp(f"slabels_{i}", render(
-                "sabre/labels", label=label, level=level, x=col(q.column), assigned=assigned,
-                levels=[exp.alias_(be.binary_text(h.expr(col("x"), lv)), f"e_{lv}") for lv in range(h.height)]))
-            labels.append(lab)
-            if ctx.live:
-                histogram[q.column] = {int(lv): int(rows) for lv, rows in ctx.query(
-                    exp.select(col("level"), exp.Sum(this=col("n"))).from_(table(lab)).group_by(col("level")))}
+        m, probes = self._search(ctx, top, lambda mid: self._passes(ctx, counts(mid), whole))
+        labels, levels = class_labels(hs, ctx.backend)
+        parts = ctx.create_temp("slabels", render("sabre/labels", segments=segments(m), codes=freq.codes,
+                                                  cells=freq.cells, labels=labels, levels=levels))
         at = {q.column: i for i, q in enumerate(frag.qis)}
-        release = exp.select(*[exp.alias_(col("label", f"l{at[c]}") if c in at else col(c, "s"), c, quoted=True)
-                               for c in frag.columns]).from_(table(assigned, "s"))
-        for i, lab in enumerate(labels):
-            release = release.join(table(lab, f"l{i}"),
-                                   on=exp.EQ(this=col("cls", f"l{i}"), expression=col("_sa_cls", "s")))
-        released = ctx.create_temp("released", release)
-        ctx.drop(vals, whole, assigned, *labels)
+        columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
+                   for c in frag.columns]
+        # the class of rank r: FLOOR((r·m + FLOOR(u·m)) / nb), exact in floating point (integers < 2^53)
+        cls = exp.Floor(this=exp.Div(this=exp.cast(exp.Add(
+            this=exp.Mul(this=col("_sa_r", "s"), expression=lit(m)),
+            expression=exp.Floor(this=exp.Mul(this=col("_sa_u", "s"), expression=lit(m)))), "DOUBLE"),
+            expression=col("_sa_nb", "s")))
+        released = ctx.create_temp("released", render("sabre/release", columns=columns, src=src, ranked=ranked,
+                                                      labels=parts, cls=cls))
+        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
+                                              .from_(table(parts))), [q.column for q in frag.qis]) \
+            if hs and ctx.live else {q.column: {} for q in frag.qis}
+        ctx.drop(whole, buckets, ranked, numbers, parts, freq.codes, freq.cells)
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"sabre: {m} class(es) of about {n // max(m, 1)} rows, found in {probes} probe(s)"])
 
-    def _passes(self, ctx: RunContext, ranked: str, whole: str, cls: exp.Expression) -> bool:
-        """Whether every candidate class satisfies every model, as the criteria measure it."""
-        counts = ctx.create_temp("scounts", render("sabre/counts", cls=cls, ranked=ranked))
+    def _search(self, ctx: RunContext, top: int, passes: Callable[[int], tuple[bool, float]]) -> tuple[int, int]:
+        """Nearly the largest number of classes whose candidate classes all pass, and the probes
+        it took: a bisection in log space that stops within SEARCH_RATIO of the boundary
+        (classes 5 % larger cost little; every probe measures every class). The next probe goes
+        where the largest distance measured, taken as growing linearly with m, reaches t; at
+        least a ratio's step away from the bound it tests, so that one probe closes the bounds
+        when the guess is right; a bisection when it was not. One class is the whole
+        selection, released as it is judged."""
+        assert self.req.t is not None
+        t = self.req.t.value
+        lo, hi, probes, guess = 1, top, 0, None
+        while hi > lo * SEARCH_RATIO and ctx.live:
+            mid = min(max(round(math.sqrt(lo * hi)) if guess is None else guess, lo + 1), hi)
+            probes += 1
+            ok, d = passes(mid)
+            closing = guess is not None and mid <= math.ceil(lo * SEARCH_RATIO)
+            if ok:
+                lo = mid
+                guess = None if closing or d <= 0 else max(round(mid * t / d), math.ceil(mid * SEARCH_RATIO))
+            else:
+                hi = mid - 1
+                guess = min(round(mid * t / d), math.floor(hi / SEARCH_RATIO)) if d > t else None
+        if not ctx.live:  # a static explain shows one probe
+            passes(hi)
+        return lo, probes
+
+    def _passes(self, ctx: RunContext, counts_select: exp.Expression, whole: str) -> tuple[bool, float]:
+        """Whether every candidate class satisfies every model, as the criteria measure it, and
+        the largest t-closeness distance of a class (0 when not measured)."""
+        counts = ctx.create_temp("scounts", counts_select)
         try:
             criteria = for_requirement(self.req)
             aggs: dict[str, exp.Expression] = {}
@@ -155,14 +164,13 @@ class Sabre:
             row = ctx.query(render("sabre/class_stats", counts=counts,
                                    aggregates=[exp.alias_(e, k) for k, e in aggs.items()]))
             values = dict(zip(aggs, row[0])) if row else {}
+            ok = True
             for c in criteria:
                 statement = c.statement(counts, whole)
-                if statement is not None:
+                if ok and statement is not None:
                     measured = ctx.query(statement)
                     values.update(zip([e.alias_or_name for e in statement.selects], measured[0] if measured else ()))
-                if not c.judge(values).ok:
-                    return False
-            return True
+                ok = ok and c.judge(values).ok
+            return ok, float(values.get("t_max") or 0.0)
         finally:
             ctx.drop(counts)
-
