@@ -37,23 +37,37 @@ def check_against_database(policy: Policy, db: Database) -> None:
             if isinstance(h, DateHierarchy) and family not in ("date", "text"):
                 raise PolicyError(f"date hierarchy needs a date column, found {cols[q.column].type}",
                                   table=tp.table, column=q.column)
-            if isinstance(h, TaxonomyHierarchy):
-                _check_coverage(db, db.spelling.get(tp.table.lower(), tp.table), q.column, h)
+        taxonomies = [(q.column, q.hierarchy) for q in tp.quasi_identifiers
+                      if isinstance(q.hierarchy, TaxonomyHierarchy)]
+        if taxonomies:
+            _check_coverage(db, db.spelling.get(tp.table.lower(), tp.table), taxonomies)
 
 
-def _check_coverage(db: Database, table_name: str, column: str, h: TaxonomyHierarchy) -> None:
+def _uncovered(column: str, h: TaxonomyHierarchy) -> exp.Expression:
     text = exp.cast(col(column), "TEXT")
-    query = (exp.select(text.copy()).distinct().from_(table(table_name))
-             .where(exp.and_(exp.Not(this=exp.Is(this=col(column), expression=exp.Null())),
-                             exp.Not(this=exp.In(this=text.copy(), expressions=[exp.Literal.string(v) for v in h.leaves]))))
-             .limit(5))
+    return exp.and_(exp.Not(this=exp.Is(this=col(column), expression=exp.Null())),
+                    exp.Not(this=exp.In(this=text, expressions=[exp.Literal.string(v) for v in h.leaves])))
+
+
+def _check_coverage(db: Database, table_name: str, taxonomies: list[tuple[str, TaxonomyHierarchy]]) -> None:
+    """One scan of the table finds whether any taxonomy misses a value (a large table is read
+    once at connect, not once per column); only then is each column asked which values."""
     raw = db.raw_connection()
     try:
         cur = raw.cursor()
-        cur.execute(db.backend.render(query))
-        missing = [r[0] for r in cur.fetchall()]
-        cur.close()
+
+        def rows(query: exp.Expression) -> list[tuple]:
+            cur.execute(db.backend.render(query))
+            return cur.fetchall()
+
+        if not rows(exp.select(exp.Literal.number(1)).from_(table(table_name))
+                    .where(exp.or_(*[_uncovered(c, h) for c, h in taxonomies])).limit(1)):
+            return
+        for column, h in taxonomies:
+            missing = [r[0] for r in rows(exp.select(exp.cast(col(column), "TEXT")).distinct()
+                                          .from_(table(table_name)).where(_uncovered(column, h)).limit(5))]
+            if missing:
+                raise PolicyError(f"taxonomy {h.source} does not cover the values {missing}",
+                                  table=table_name, column=column)
     finally:
         raw.close()
-    if missing:
-        raise PolicyError(f"taxonomy {h.source} does not cover the values {missing}", table=table_name, column=column)

@@ -56,3 +56,26 @@ def test_null_stays_null_below_the_root(db_url):
     finally:
         db.dispose()
     assert got == [None, None, "*"]
+
+
+def test_a_taxonomy_that_misses_a_value_is_refused_at_connect(db_url):
+    """One scan finds that some taxonomy misses a value; the error then names the table, the
+    column and the values (NULL is not a value a taxonomy must hold)."""
+    import sqlanon
+    from sqlanon.errors import PolicyError
+
+    load_table(db_url, "tx", [("a", "text"), ("b", "text"), ("s", "text")],
+               [("x", "p", "flu"), ("y", "q", "flu"), (None, "r", "flu"), ("x", "p", "hiv")])
+    covering = {"a": [["x", "*"], ["y", "*"]], "b": [["p", "*"], ["q", "*"], ["r", "*"]]}
+
+    def policy(b_rows: list[list[str]]) -> dict:
+        return {"tables": {"tx": {"quasi_identifiers": {"a": {"type": "taxonomy", "rows": covering["a"]},
+                                                        "b": {"type": "taxonomy", "rows": b_rows}},
+                                  "sensitive": {"s": {}}, "privacy": {"k": 2}}}}
+
+    with sqlanon.connect(db_url, policy(covering["b"])):
+        pass
+    with pytest.raises(PolicyError) as refused:
+        sqlanon.connect(db_url, policy(covering["b"][:2]))
+    message = str(refused.value)
+    assert message.startswith("policy: tx.b: taxonomy") and message.endswith("does not cover the values ['r']")
