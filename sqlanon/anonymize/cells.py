@@ -21,23 +21,30 @@ def order(hs: list[Hierarchy], i: int) -> list[exp.Expression]:
     return [col(f"raw_{i}", "f")]
 
 
-def class_labels(hs: list[Hierarchy], be: Backend) -> tuple[list[exp.Expression], list[exp.Expression]]:
-    """Aggregates label_<i> (the text) and level_<i> (its level) over one class's cells, joined
-    as ``o`` (codes) and ``f`` (cells); one placeholder column each when there is no QI."""
+def class_labels(hs: list[Hierarchy], be: Backend) -> tuple[list[exp.Expression], list[exp.Expression],
+                                                          list[exp.Expression]]:
+    """Three lists: aggregates over one class's cells joined as ``o`` (codes), s_<i>_<lv> = 1
+    when they share a value at that level; and over those (``x``) and one of the cells (``f``),
+    label_<i> (the text, the cell's own at the lowest shared level) and level_<i>. The wide
+    labels are read once per class, not once per cell; one placeholder each without QI."""
+    shared = [exp.alias_(exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.Min(this=col(f"c_{i}_{lv}", "o")),
+                                                          expression=exp.Max(this=col(f"c_{i}_{lv}", "o"))),
+                                              true=lit(1))], default=lit(0)), f"s_{i}_{lv}")
+              for i, h in enumerate(hs) for lv in range(h.height)]
 
     def same(i: int, lv: int) -> exp.Expression:
-        c = col(f"c_{i}_{lv}", "o")
-        return exp.EQ(this=exp.Min(this=c.copy()), expression=exp.Max(this=c))
+        return exp.EQ(this=col(f"s_{i}_{lv}", "x"), expression=lit(1))
 
     labels, levels = [], []
     for i, h in enumerate(hs):
         labels.append(exp.alias_(exp.Case(
-            ifs=[exp.If(this=same(i, lv), true=exp.Min(this=col(f"g_{i}_{lv}", "f"))) for lv in range(h.height)],
+            ifs=[exp.If(this=same(i, lv), true=col(f"g_{i}_{lv}", "f")) for lv in range(h.height)],
             default=be.binary_text(exp.Literal.string(h.top_label))), f"label_{i}"))
         levels.append(exp.alias_(exp.Case(
             ifs=[exp.If(this=same(i, lv), true=lit(lv)) for lv in range(h.height)], default=lit(h.height)),
             f"level_{i}"))
-    return labels or [exp.alias_(lit(0), "label_none")], levels or [exp.alias_(lit(0), "level_none")]
+    return (shared or [exp.alias_(lit(0), "s_none")], labels or [exp.alias_(lit(0), "label_none")],
+            levels or [exp.alias_(lit(0), "level_none")])
 
 
 def level_histogram(rows: list[tuple], qis: list[str]) -> dict[str, dict[int, int]]:

@@ -82,10 +82,10 @@ class Mondrian:
         return out
 
     @staticmethod
-    def _side(m: int) -> exp.Expression:
-        """0 or 1: the side of its partition's cut a cell falls on (cut.sql's :side)."""
-        return exp.Case(this=col("qi", "ch"), ifs=[exp.If(this=lit(i), true=exp.Case(
-            ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", "ch")), true=lit(0))],
+    def _side(m: int, cut: str) -> exp.Expression:
+        """0 or 1: the side of a cut (alias ``cut``: qi, s) a cell (``c``) falls on."""
+        return exp.Case(this=col("qi", cut), ifs=[exp.If(this=lit(i), true=exp.Case(
+            ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", cut)), true=lit(0))],
             default=lit(1))) for i in range(m)], default=lit(0))
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -111,9 +111,8 @@ class Mondrian:
             candidates = ctx.create_temp("cand", lambda: _union([
                 render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
                        domain=lit(max(domains[i] - 1, 1))) for i in range(m)]), key=("cand", cur))
-            halves = ctx.create_temp("halves", lambda: _union([
-                render("mondrian/halves", qi=lit(i), pos=col(f"pos_{i}", "c"), cur=cur, candidates=candidates)
-                for i in range(m)]), key=("halves", cur))
+            halves = ctx.create_temp("halves", lambda: render(
+                "mondrian/halves", side=self._side(m, "k"), cur=cur, candidates=candidates), key=("halves", cur))
             if whole is not None:
                 halves = self._distances(halves, whole, m, ctx)
             # new partition ids follow the largest in use
@@ -124,16 +123,16 @@ class Mondrian:
             cuts = int(ctx.scalar(lambda: exp.select(exp.Count(this=exp.Star())).from_(table(choice)),
                                   key="cuts") or 0) if ctx.live else 0
             nxt = ctx.create_temp(nxt_hint, lambda: render(
-                "mondrian/cut", cur=cur, choice=choice, side=self._side(m),
+                "mondrian/cut", cur=cur, choice=choice, side=self._side(m, "ch"),
                 positions=[col(f"pos_{i}", "c") for i in range(m)]), key=("cut", cur))
             ctx.drop(cur, candidates, halves, choice)
             cur = nxt
             if not cuts:
                 break
 
-        labels, levels = class_labels(hs, ctx.backend)
+        shared, labels, levels = class_labels(hs, ctx.backend)
         parts = ctx.create_temp("labels", render("mondrian/labels", cur=cur, codes=freq.codes, cells=freq.cells,
-                                                 labels=labels, levels=levels))
+                                                 shared=shared, labels=labels, levels=levels))
         columns = []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)

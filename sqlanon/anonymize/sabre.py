@@ -106,9 +106,9 @@ class Sabre:
                           next=start(exp.Paren(this=exp.Add(this=col("j", "n"), expression=lit(1))), m))
 
         m, probes = self._search(ctx, top, lambda mid: self._passes(ctx, counts(mid), whole))
-        labels, levels = class_labels(hs, ctx.backend)
+        shared, labels, levels = class_labels(hs, ctx.backend)
         parts = ctx.create_temp("slabels", render("sabre/labels", segments=segments(m), codes=freq.codes,
-                                                  cells=freq.cells, labels=labels, levels=levels))
+                                                  cells=freq.cells, shared=shared, labels=labels, levels=levels))
         at = {q.column: i for i, q in enumerate(frag.qis)}
         columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
                    for c in frag.columns]

@@ -1,12 +1,13 @@
 -- t-closeness with the equal ground distance (seed 000; seed 001 §2.3's variational distance),
 -- per class: D(E) = ½ Σ_v |p_E(v) − q(v)| against the whole distribution q (:whole: vr, v, c);
 -- a value absent from E contributes q(v), so D(E) = ½ (Σ_{v in E} |p − q| + 1 − Σ_{v in E} q).
+-- Sums are cast to floating point once: PostgreSQL's SUM of integers is NUMERIC, slow to divide.
 WITH _sa_n AS (
-  SELECT SUM(c) AS n FROM :whole
+  SELECT CAST(SUM(c) AS DOUBLE) AS n FROM :whole
 ), _sa_p AS (
-  SELECT cls, vr, cnt * 1.0 / SUM(cnt) OVER (PARTITION BY cls) AS p FROM :counts
+  SELECT cls, vr, CAST(cnt AS DOUBLE) / CAST(SUM(cnt) OVER (PARTITION BY cls) AS DOUBLE) AS p FROM :counts
 )
-SELECT p.cls, 0.5 * (SUM(ABS(p.p - w.c * 1.0 / n.n)) + 1 - SUM(w.c * 1.0 / n.n)) AS d
+SELECT p.cls, 0.5 * (SUM(ABS(p.p - CAST(w.c AS DOUBLE) / n.n)) + 1 - SUM(CAST(w.c AS DOUBLE) / n.n)) AS d
 FROM _sa_p AS p
 JOIN :whole AS w ON w.vr = p.vr
 CROSS JOIN _sa_n AS n
