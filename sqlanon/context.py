@@ -159,11 +159,11 @@ class RunContext:
 
     def staged(self, hint: str, statement: exp.Expression) -> tuple[list[exp.Expression], list[str]]:
         """``statement`` as statements for a loop body, and the temp tables they use: itself
-        where the database computes a CTE once; else each CTE kept in a temp table (created
-        here, empty), refilled in order by the statements that come first, and read by the
-        rest in place of the CTE."""
+        where CTEs serve (Backend.ctes_in_pipelines); else each CTE kept in a temp table
+        (created here, empty), refilled in order by the statements that come first, and read
+        by the rest in place of the CTE."""
         query = statement if isinstance(statement, exp.Query) else statement.expression
-        if self.backend.ctes_computed_once or not isinstance(query, exp.Select) or not query.args.get("with_"):
+        if self.backend.ctes_in_pipelines or not isinstance(query, exp.Select) or not query.args.get("with_"):
             return [statement], []
         statement = statement.copy()
         query = statement if isinstance(statement, exp.Query) else statement.expression

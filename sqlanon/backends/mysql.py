@@ -26,8 +26,6 @@ class MySQLBackend(Backend):
     # of a LEFT and a RIGHT join, which is wrong under aggregates, GROUP BY or LIMIT
     full_outer_join = False
     truncate = True
-    # MariaDB computes a CTE again at every reference (a round of (α,k) took 0.55 s, not 0.03 s)
-    ctes_computed_once = False
 
     @property
     def is_mariadb(self) -> bool:

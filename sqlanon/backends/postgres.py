@@ -36,6 +36,7 @@ class PostgresBackend(Backend):
     catalog_prefix = ""
     truncate = True
     zips_arrays = True
+    ctes_in_pipelines = True
     title = "PostgreSQL"
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:
