@@ -78,20 +78,16 @@ class Catalog:
 
     def earlier(self, table: str, since: dt.datetime, exclude: str, limit: int) -> list[tuple[int, str | None]]:
         """Releases of ``table`` since ``since`` whose selection was written differently: (id,
-        predicate), newest first, one per predicate. Reads the newest releases along the index
-        (table, time) only, so its cost does not grow with the log."""
+        predicate), one per predicate (its newest release), newest first, at most ``limit``.
+        Reads the releases of the window along the index (table, time), not the whole log."""
         r = self.t.releases
-        q = (sa.select(r.c.id, r.c.fingerprint, r.c.predicate)
-             .where(r.c.table_name == table, r.c.at >= since, r.c.fingerprint != exclude)
-             .order_by(r.c.at.desc(), r.c.id.desc()).limit(4 * limit))
-        seen: set[str] = set()
-        out = []
+        newest = sa.func.max(r.c.id)
+        ids = (sa.select(newest.label("id"))
+               .where(r.c.table_name == table, r.c.at >= since, r.c.fingerprint != exclude)
+               .group_by(r.c.fingerprint).order_by(newest.desc()).limit(limit)).subquery()
+        q = sa.select(r.c.id, r.c.predicate).join_from(r, ids, r.c.id == ids.c.id).order_by(r.c.id.desc())
         with self.db.engine.connect() as c:
-            for i, fp, predicate in c.execute(q):
-                if fp not in seen and len(out) < limit:
-                    seen.add(fp)
-                    out.append((int(i), predicate))
-        return out
+            return [(int(i), predicate) for i, predicate in c.execute(q)]
 
     def audit(self, limit: int = 100, decision: str | None = None) -> list[dict[str, Any]]:
         a = self.t.audit

@@ -239,3 +239,26 @@ def test_refresh_needs_a_release_of_that_table(db_url):
         db.materialize("people", "plain")
         with pytest.raises(sqlanon.SqlanonError, match="no catalog"):
             db.materialize("people", "plain", refresh=True)
+
+
+def test_flooding_the_window_does_not_push_a_selection_out_of_the_check(db_url, monkeypatch):
+    """Every distinct selection of the window is compared, over several passes; beyond the cap,
+    new selections are refused rather than compared with only some of them."""
+    from sqlanon.catalog import differencing
+
+    rnd = random.Random(5)
+    rows = [(i, rnd.randint(20, 69), f"0213{rnd.randint(0, 9)}", rnd.choice(["flu", "asthma", "hiv", "cold"]))
+            for i in range(80)]
+    load(db_url, rows + [(80, 47, "02199", "hiv")])
+    monkeypatch.setattr(differencing, "PER_PASS", 2)  # five earlier selections: three passes
+    monkeypatch.setattr(differencing, "MAX_SELECTIONS", 5)
+    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+        db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 20 GROUP BY problem")
+        for low in (25, 30, 35, 40):  # the flood, newer than the selection it should hide
+            db.execute(f"SELECT problem, COUNT(*) AS n FROM people WHERE age >= {low} GROUP BY problem")
+        with pytest.raises(sqlanon.QueryRejected, match="differs from release"):
+            db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 20 AND zip <> '02199' GROUP BY problem")
+        db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 45 GROUP BY problem")  # the sixth
+        with pytest.raises(sqlanon.QueryRejected, match="more than 5 differently written selections"):
+            db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 50 GROUP BY problem")
+        db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 30 GROUP BY problem")  # released before
