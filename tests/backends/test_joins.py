@@ -76,12 +76,13 @@ def test_joins_not_rewritten_are_rejected_by_name(session, sql, construct):
     assert e.value.construct == construct
 
 
-def test_a_join_is_planned_as_a_row_query(db_url):
+@pytest.mark.parametrize("join", ["JOIN", "LEFT JOIN", "RIGHT JOIN"])
+def test_a_join_is_planned_as_a_row_query(db_url, join):
     load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("disease", "text")], people())
     load_table(db_url, "districts", [("zip", "text"), ("district", "text")], sorted(ZIPS.items()))
     auto = {"tables": {"people": {**POLICY["tables"]["people"], "privacy": {"k": 2, "max_suppression": 0}}}}
     with sqlanon.connect(db_url, policy=auto) as db:
-        chosen = db.plan("SELECT d.district, COUNT(*) FROM people p JOIN districts d ON d.zip = p.zip "
+        chosen = db.plan(f"SELECT d.district, COUNT(*) FROM people p {join} districts d ON d.zip = p.zip "
                          "GROUP BY d.district")
     assert chosen.method == "alpha_k" and "joined within the database" in chosen.rule
 

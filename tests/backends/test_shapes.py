@@ -54,6 +54,8 @@ SHAPES = [
      "SELECT d.zip, p.disease FROM rel p RIGHT OUTER JOIN districts d ON d.zip = p.zip"),
     ("SELECT d.zip FROM districts d LEFT JOIN people p ON p.zip = d.zip WHERE p.zip IS NULL",
      "SELECT d.zip FROM districts d LEFT JOIN rel p ON p.zip = d.zip WHERE p.zip IS NULL"),
+    ("SELECT DISTINCT d.district, p.disease FROM districts d LEFT JOIN people p ON p.zip = d.zip",
+     "SELECT DISTINCT d.district, p.disease FROM districts d LEFT JOIN rel p ON p.zip = d.zip"),
     ("SELECT d.district, COUNT(p.zip), SUM(p.visits) FROM districts d LEFT JOIN people p ON p.zip = d.zip "
      "GROUP BY d.district",
      f"SELECT d.district, COUNT(p.zip), SUM(p.visits) FROM districts d LEFT JOIN rel p ON p.zip = d.zip "
