@@ -130,9 +130,9 @@ class Sabre:
         """Nearly the largest number of classes whose candidate classes all pass, and the probes
         it took: a bisection in log space that stops within SEARCH_RATIO of the boundary
         (classes 5 % larger cost little; every probe measures every class). The next probe goes
-        where the largest distance measured, taken as growing linearly with m, reaches t; at
-        least a ratio's step away from the bound it tests, so that one probe closes the bounds
-        when the guess is right; a bisection when it was not. One class is the whole
+        where the largest distance measured, taken as growing linearly with m, reaches t, or,
+        when that is within two ratios of the bound just found, one ratio from it: a probe that
+        closes the bounds when the guess is right; a bisection when it was not. One class is the whole
         selection, released as it is judged."""
         assert self.req.t is not None
         t = self.req.t.value
@@ -144,10 +144,10 @@ class Sabre:
             closing = guess is not None and mid <= math.ceil(lo * SEARCH_RATIO)
             if ok:
                 lo = mid
-                guess = None if closing or d <= 0 else max(round(mid * t / d), math.ceil(mid * SEARCH_RATIO))
+                guess = None if closing or d <= 0 else _aim(mid * t / d, math.ceil(lo * SEARCH_RATIO), above=True)
             else:
                 hi = mid - 1
-                guess = min(round(mid * t / d), math.floor(hi / SEARCH_RATIO)) if d > t else None
+                guess = _aim(mid * t / d, math.ceil(hi / SEARCH_RATIO), above=False) if d > t else None
         if not ctx.live:  # a static explain shows one probe
             passes(hi)
         return lo, probes
@@ -174,3 +174,10 @@ class Sabre:
             return ok, float(values.get("t_max") or 0.0)
         finally:
             ctx.drop(counts)
+
+
+def _aim(estimate: float, closing: int, above: bool) -> int:
+    """The next probe: the estimated boundary when it lies beyond ``closing`` (one ratio from the
+    bound just found) by another ratio, else ``closing`` itself."""
+    far = estimate > closing * SEARCH_RATIO if above else estimate < closing / SEARCH_RATIO
+    return round(estimate) if far else closing
