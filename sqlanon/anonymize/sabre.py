@@ -112,13 +112,8 @@ class Sabre:
         at = {q.column: i for i, q in enumerate(frag.qis)}
         columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
                    for c in frag.columns]
-        # the class of rank r: FLOOR((r·m + FLOOR(u·m)) / nb), exact in floating point (integers < 2^53)
-        cls = exp.Floor(this=exp.Div(this=exp.cast(exp.Add(
-            this=exp.Mul(this=col("_sa_r", "s"), expression=lit(m)),
-            expression=exp.Floor(this=exp.Mul(this=col("_sa_u", "s"), expression=lit(m)))), "DOUBLE"),
-            expression=col("_sa_nb", "s")))
         released = ctx.create_temp("released", render("sabre/release", columns=columns, src=src, ranked=ranked,
-                                                      labels=parts, cls=cls))
+                                                      labels=parts, m=lit(m)))
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
                                               .from_(table(parts))), [q.column for q in frag.qis]) \
             if hs and ctx.live else {q.column: {} for q in frag.qis}

@@ -1,10 +1,12 @@
--- The release: every row takes the next rank of its cell (its number among the cell's rows,
--- in no particular order: they are alike), so its class (:cls), whose labels replace its QI
--- values; every other column as it is. Not sorted: the finish stage orders results randomly.
+-- The release: every row takes the next rank r of its cell (its number among the cell's rows,
+-- in no particular order: they are alike), so its class FLOOR((r·:m + FLOOR(u·:m)) / nb) —
+-- exact in floating point, integers below 2^53 — whose labels replace its QI values; every
+-- other column as it is. Not sorted: the finish stage orders results randomly.
 SELECT :columns
 FROM (
-  SELECT s.*, r.a + ROW_NUMBER() OVER (PARTITION BY s._sa_key) - 1 AS _sa_r, r.nb AS _sa_nb, r.u AS _sa_u
+  SELECT s.*, FLOOR(CAST((r.a + ROW_NUMBER() OVER (PARTITION BY s._sa_key) - 1) * :m + FLOOR(r.u * :m) AS DOUBLE)
+                    / r.nb) AS _sa_cls
   FROM :src AS s
   JOIN :ranked AS r ON r.k = s._sa_key
 ) AS s
-JOIN :labels AS l ON l.cls = :cls
+JOIN :labels AS l ON l.cls = s._sa_cls
