@@ -24,7 +24,8 @@ hierarchy that has one. Nothing is suppressed; verification measures every model
 from __future__ import annotations
 
 import math
-from typing import Callable, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 from sqlglot import exp
 
