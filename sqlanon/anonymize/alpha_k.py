@@ -31,9 +31,10 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.anonymize.base import Release
-from sqlanon.context import RunContext
 from sqlanon.anonymize import frequency
+from sqlanon.anonymize.base import Release
+from sqlanon.anonymize.cells import level_histogram
+from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -169,13 +170,9 @@ class AlphaK:
         released = ctx.create_temp("released", render(
             "alpha_k/release", whole_columns=whole_cols, split_columns=split_cols, src=src, ranked=ranked, plan=plan))
 
-        histogram: dict[str, dict[int, int]] = {q.column: {} for q in frag.qis}
-        if m:
-            rows = ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
-                             .from_(table(assign)).group_by(*[col(n) for n in lnames]))
-            for row in rows:
-                for i, q in enumerate(frag.qis):
-                    histogram[q.column][int(row[i])] = histogram[q.column].get(int(row[i]), 0) + int(row[-1])
+        histogram = level_histogram(ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
+                                              .from_(table(assign)).group_by(*[col(n) for n in lnames])),
+                                    [q.column for q in frag.qis]) if m else {q.column: {} for q in frag.qis}
         ctx.drop(ranked, plan, assign, codes, cells)
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{step} search round(s) on the frequency table"])
