@@ -25,6 +25,7 @@ from sqlanon.parse import parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Overrides, Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
+from sqlanon.pushdown.persons import per_person
 from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
 
@@ -109,6 +110,10 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
             if recoder is not None:
                 frag = recoder.prepare(frag, chosen.method, ctx)
             src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+            linked: list[str] = []
+            if frag.link is not None:
+                req, linked = per_person(frag, src, req, ctx)
+                method = REGISTRY[chosen.method](req)
         if guard is not None:
             with ctx.in_stage("guard"):
                 guard(frag, req, ctx)
@@ -151,7 +156,7 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
             levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements),
             seconds=dict(ctx.timings),
-            notes=release.notes + measured.notes,
+            notes=linked + release.notes + measured.notes,
         )
         return Result(columns, rows, report), ctx, chosen
 
@@ -298,5 +303,7 @@ def _describe(req: Requirement) -> dict[str, Any]:
             d["l"]["c"] = req.l.c
     if req.t is not None:
         d["t"] = {"value": req.t.value, "attribute": req.t.attribute, "distance": req.t.distance}
+    if req.persons:
+        d["persons"] = {"k": req.persons[0].value, "columns": [p.attribute for p in req.persons]}
     d["max_suppression"] = req.max_suppression
     return d

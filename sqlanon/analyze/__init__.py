@@ -15,6 +15,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from sqlanon.analyze.allowlist import STATISTICS, check_available, check_passthrough, check_protected, construct_name
 from sqlanon.analyze.joins import check_joins, conjuncts, extending_join, null_extended
+from sqlanon.analyze.linked import ALIAS, Link, analyze_linked, check_linked, expand_stars
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
 from sqlanon.hierarchy import IntervalHierarchy
@@ -39,6 +40,9 @@ class Analysis:
     kept_where: exp.Expression | None = None
     #: the protected table is joined with unprotected tables (inner, cross or outer joins)
     joined: bool = False
+    #: protected tables joined with each other: the release is of the joined rows, ``table`` and
+    #: ``policy`` are the merged ones, and ``where`` reads the tables under their own names
+    link: Link | None = None
 
 
 def _tables(tree: exp.Expression) -> list[exp.Table]:
@@ -82,13 +86,10 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             stand_in.replace(sub)
     inner = {id(t) for sub in aggregates for t in sub.find_all(exp.Table)}
     refs = [t for t in protected if id(t) not in inner]
-    if len(refs) > 1:
-        # seed 001 §5 anonymizes a join as one release; its classes would have to count people,
-        # not joined rows (one person's many rows form a class alone), which no method does yet
-        raise QueryRejected("join of protected tables", f"{', '.join(t.name for t in refs)}: each protected "
-                            "table is anonymized on its own; a join of two is not rewritten yet")
     if not isinstance(tree, exp.Select):
         raise QueryRejected("several tables", f"protected table {tp.table} with other tables")
+    if len(refs) > 1:
+        return _linked(tree, refs, db, policy, parsed.dialect)
     check_joins(tree, tp, db.backend)
     alias = refs[0].alias_or_name
     _expand_stars(tree, tp, alias)
@@ -142,6 +143,32 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
         kept_where=exp.and_(*kept) if kept else None,
         joined=bool(tree.args.get("joins")),
     )
+
+
+def _linked(tree: exp.Select, refs: list[exp.Table], db: Database, policy: Policy, dialect: str) -> Analysis:
+    """A join of protected tables, anonymized as one release of the joined rows (analyze/linked.py)."""
+    check_linked(tree, refs, policy, db)
+    expand_stars(tree, policy)
+    qualified = _qualify(tree, db, dialect)
+    assert isinstance(qualified, exp.Select)
+    for whole in qualified.find_all(exp.TableColumn):
+        raise QueryRejected("whole-row reference", f"{whole.sql()} stands for every column of its table",
+                            fragment=whole.sql())
+    check_available(qualified, db.backend)
+    rest, merged, link, where, needed = analyze_linked(qualified, db, policy)
+    if merged.requirement.method not in MICROAGGREGATION:
+        for c in rest.find_all(exp.Column):
+            if merged.qi(c.name) is not None:
+                _check_generalized_use(c, merged)
+    return Analysis(tree=rest, policy=merged, alias=ALIAS, table=merged.table, where=where, needed=needed, link=link)
+
+
+def column_families(analysis: Analysis, db: Database) -> dict[str, str]:
+    """The family (text, numeric, …) of every column the release may carry."""
+    if analysis.link is not None:
+        return dict(analysis.link.families)
+    assert analysis.policy is not None
+    return {name: c.family for name, c in db.columns(analysis.policy.table).items()}
 
 
 def _merge(tree: exp.Expression, tp: TablePolicy, db: Database, dialect: str) -> exp.Expression:

@@ -22,7 +22,6 @@ from sqlanon.context import RunContext
 from sqlanon.errors import QueryRejected
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import table
 
 #: earlier selections compared in one pass over the table
 PER_PASS = 50
@@ -51,7 +50,8 @@ def check_differencing(catalog: Catalog, frag: Fragment, req: Requirement, ctx: 
             old = sqlglot.parse_one(predicate, read=ctx.backend.dialect) if predicate else exp.true()
             counts.append(_only(new, old))
             counts.append(_only(old, new))
-        row = ctx.query(exp.select(*counts).from_(table(frag.table, frag.table)))[0]
+        # the predicates name the table itself (Fragment.canonical_where)
+        row = ctx.query(frag.origin(frag.table).select(*counts))[0]
         for i, (release, _) in enumerate(batch):
             if any(0 < int(n or 0) < floor for n in row[2 * i:2 * i + 2]):
                 # the message does not say how many rows: that number would itself describe them

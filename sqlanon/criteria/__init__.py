@@ -5,6 +5,7 @@ from sqlanon.criteria.alpha import AlphaDeassociation, alpha_fraction
 from sqlanon.criteria.base import Criterion, Verdict
 from sqlanon.criteria.k_anonymity import KAnonymity
 from sqlanon.criteria.l_diversity import LDiversity
+from sqlanon.criteria.persons import DistinctPersons
 from sqlanon.criteria.t_closeness import TCloseness
 from sqlanon.policy.model import Requirement
 
@@ -18,8 +19,9 @@ def for_requirement(req: Requirement) -> list[Criterion]:
         out.append(LDiversity(req.l))
     if req.t is not None:
         out.append(TCloseness(req.t))
+    out.extend(DistinctPersons(p) for p in req.persons)
     return out
 
 
-__all__ = ["AlphaDeassociation", "Criterion", "KAnonymity", "LDiversity", "TCloseness", "Verdict",
+__all__ = ["AlphaDeassociation", "Criterion", "DistinctPersons", "KAnonymity", "LDiversity", "TCloseness", "Verdict",
            "for_requirement"]

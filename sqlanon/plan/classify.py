@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.analyze import Analysis
+from sqlanon.analyze.linked import origin
 
 #: a projection of fewer than this share of the releasable columns is column-oriented
 COLUMN_SHARE = 0.5
@@ -39,9 +40,7 @@ class Classification:
 
 def count_statement(analysis: Analysis) -> exp.Select:
     """The pushed-down COUNT(*) of the query's selection."""
-    source = exp.Table(this=exp.to_identifier(analysis.table, quoted=True),
-                       alias=exp.TableAlias(this=exp.to_identifier(analysis.alias, quoted=True)))
-    count = exp.select(exp.Count(this=exp.Star())).from_(source)
+    count = origin(analysis.table, analysis.alias, analysis.link).select(exp.Count(this=exp.Star()))
     return count.where(analysis.where.copy()) if analysis.where is not None else count
 
 
@@ -62,7 +61,8 @@ def classify(analysis: Analysis, rows: int | None) -> Classification:
     else:
         why = f"selects {len(selected & set(releasable))} of {len(releasable)} released columns"
         column = False
-    if analysis.joined:
+    joined = analysis.joined or analysis.link is not None
+    if joined:
         column, why = False, "a join matches whole rows"
-    return Classification(complex=grouped or aggregates or analysis.joined, column_oriented=column, rows=rows,
-                          why=why, joined=analysis.joined)
+    return Classification(complex=grouped or aggregates or joined, column_oriented=column, rows=rows,
+                          why=why, joined=joined)

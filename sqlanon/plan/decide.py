@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from sqlanon.analyze import Analysis
+from sqlanon.analyze import Analysis, column_families
 from sqlanon.anonymize import REGISTRY
 from sqlanon.backends.connect import Database
-from sqlanon.errors import PolicyError
+from sqlanon.errors import PolicyError, QueryRejected
 from sqlanon.plan.classify import Classification, classify
 from sqlanon.policy.model import Requirement
 
@@ -38,6 +38,9 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     """``count`` returns the rows the query selects; it is called only when a rule depends on
     it (a pushed-down COUNT(*) costs a scan of the selection)."""
     assert analysis.policy is not None
+    if analysis.link is not None and requirement.method == "slicing":
+        raise QueryRejected("slicing of a join of protected tables", f"{analysis.policy.table}: slicing breaks "
+                            "rows apart, and the persons behind a joined release are counted in classes of whole rows")
     if requirement.method != "auto":
         if requirement.method not in REGISTRY:
             raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)
@@ -59,8 +62,8 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     if req.alpha is not None and req.l is None:
         return chosen("alpha_k", f"(α,k) local recoding (α is asked, and only (α,k) suppresses rows where no "
                                  f"generalization meets it{detour})")
-    info = db.columns(analysis.policy.table)
-    numeric = all(info[q.column].family == "numeric" for q in analysis.policy.quasi_identifiers)
+    families = column_families(analysis, db)
+    numeric = all(families[q.column] == "numeric" for q in analysis.policy.quasi_identifiers)
     diverse = req.l is not None and req.alpha is None and req.l.variant == "distinct" and numeric
     if req.l is None or diverse:  # the choice depends on the number of rows
         cls = replace(cls, rows=count())

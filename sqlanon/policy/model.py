@@ -65,6 +65,16 @@ class Closeness:
 
 
 @dataclass(frozen=True)
+class Persons:
+    """Every class holds at least k distinct persons, each recognised by the values of
+    ``attribute``: a joined release repeats one person's row once per match, so counting rows
+    would let one person with many matches form a class alone (analyze/linked.py)."""
+
+    value: int
+    attribute: str
+
+
+@dataclass(frozen=True)
 class Slicing:
     """How slicing splits a selection (seed 001 §2.4): column groups, buckets, permutation."""
 
@@ -85,6 +95,8 @@ class Requirement:
     alpha: Alpha | None = None
     l: Diversity | None = None  # noqa: E741 - the model's own name
     t: Closeness | None = None
+    #: set by the flow for a join of protected tables, never by a policy
+    persons: tuple[Persons, ...] = ()
     max_suppression: float = 0.05
     method: str = "auto"
     slicing: Slicing = field(default_factory=Slicing)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from sqlanon.analyze import Analysis, numeric_use
+from sqlanon.analyze import Analysis, column_families, numeric_use
+from sqlanon.analyze.linked import Link, origin
 from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.hierarchy import IntervalHierarchy
@@ -40,6 +41,9 @@ class Fragment:
     #: row-key columns carried through the pipeline so that a stored release can be kept
     #: consistent with later ones; those the policy does not release are never stored with it
     key: tuple[str, ...] = ()
+    #: protected tables joined with each other: the release's rows are the join's, its columns
+    #: read from the tables under their own names (analyze/linked.py)
+    link: Link | None = None
 
     @property
     def released_columns(self) -> tuple[str, ...]:
@@ -52,7 +56,7 @@ class Fragment:
     def source(self, name: str, backend: Backend | None = None) -> exp.Expression:
         """The base column as the pushdown reads it: binary text where it is text when a
         backend is given, the stored value otherwise."""
-        c = col(name, self.alias)
+        c = self.link.columns[name].copy() if self.link is not None else col(name, self.alias)
         return backend.binary_text(c) if backend is not None and name in self.text_columns else c
 
     def canonical_where(self) -> exp.Expression | None:
@@ -67,11 +71,14 @@ class Fragment:
                 c.set("table", exp.to_identifier(self.table, quoted=True))
         return where
 
+    def origin(self, alias: str | None = None) -> exp.Select:
+        """``SELECT … FROM`` the stored rows the selection reads (the table under ``alias``,
+        the query's by default, or the joined tables), without a select list or WHERE."""
+        return origin(self.table, alias or self.alias, self.link)
+
     def select(self, backend: Backend, extra: list[exp.Expression] = ()) -> exp.Select:
         items = [exp.alias_(self.source(c, backend), c, quoted=True) for c in self.columns]
-        sel = exp.select(*items, *extra).from_(
-            exp.Table(this=exp.to_identifier(self.table, quoted=True),
-                      alias=exp.TableAlias(this=exp.to_identifier(self.alias, quoted=True))))
+        sel = self.origin().select(*items, *extra)
         if self.where is not None:
             sel = sel.where(self.where.copy())
         return sel
@@ -91,9 +98,12 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
         carried.update(tp.releasable[:1])
     columns = tuple(c for c in tp.releasable if c in carried)
     qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
-    info = db.columns(tp.table)
-    text = frozenset(c for c in columns if info[c].family in ("text", "other"))
-    return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text)
+    families = column_families(analysis, db)
+    link = analysis.link
+    persons = link.persons if link is not None else ()
+    text = frozenset(c for c in columns + persons if families[c] in ("text", "other"))
+    frag = Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text, link=link)
+    return frag.with_key(persons) if persons else frag
 
 
 def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[str, ...] = ()) -> exp.Select:

@@ -65,7 +65,7 @@ def test_grouping_over_a_join(session):
 @pytest.mark.parametrize("sql,construct", [
     ("SELECT p.age FROM people p NATURAL JOIN districts d", "NATURAL join"),
     ("SELECT p.age FROM people p JOIN districts d USING (zip)", "JOIN … USING"),
-    ("SELECT p.age FROM people p JOIN people q ON q.age = p.age", "join of protected tables"),
+    ("SELECT p.age FROM people p JOIN people q ON q.age = p.age", "self-join of a protected table"),
     ("SELECT p.age FROM people p JOIN districts d ON d.zip = p.zip "
      "WHERE d.district = 'Mitte' OR p.age < (SELECT AVG(age) FROM people)", "subquery"),
     ("SELECT p.age FROM people p JOIN districts d ON d.zip = p.zip AND p.pid = 3", "identifier column"),

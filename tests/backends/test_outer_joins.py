@@ -111,7 +111,7 @@ def test_full_join_where_the_database_has_it(db_url, session, backend):
      "WHERE p.visits < (SELECT AVG(visits) FROM people)", "subquery"),
     ("SELECT d.zip FROM districts d LEFT JOIN people p ON p.zip = d.zip "
      "AND p.visits < (SELECT AVG(visits) FROM people)", "subquery"),
-    ("SELECT p.zip FROM people p LEFT JOIN people q ON q.zip = p.zip", "join of protected tables"),
+    ("SELECT p.zip FROM people p LEFT JOIN people q ON q.zip = p.zip", "self-join of a protected table"),
     # the preserved side's ON condition runs on the released labels
     ("SELECT p.zip FROM people p LEFT JOIN districts d ON d.zip = p.zip AND p.zip + 1 > 2",
      "ADD over generalized column"),

@@ -14,7 +14,7 @@ REJECT = [
     ("SELECT age FROM patients p NATURAL LEFT JOIN wards w", "NATURAL join"),
     ("SELECT age FROM patients p LEFT JOIN wards w ON w.ward = p.nationality AND p.zip + 1 = 2",
      "ADD over generalized column"),
-    ("SELECT p.age FROM patients p JOIN patients q ON q.age = p.age", "join of protected tables"),
+    ("SELECT p.age FROM patients p JOIN patients q ON q.age = p.age", "self-join of a protected table"),
     ("SELECT age FROM patients WHERE age = (SELECT MIN(age) FROM patients)", "MIN in a subquery"),
     ("SELECT age FROM patients WHERE age < (SELECT AVG(age) FROM patients WHERE zip = '18528')", "subquery"),
     ("SELECT age FROM patients WHERE age < (SELECT AVG(name) FROM patients)", "identifier column"),

@@ -1,0 +1,273 @@
+"""Joins of protected tables with each other: one release of the joined rows (seed 001 §5).
+
+``SELECT p.age, v.diagnosis FROM patients p JOIN visits v ON v.patient_id = p.id`` is
+anonymized as one table whose rows are the join's: the join and every condition run in the
+pushdown, inside the database, and the method sees the quasi-identifiers and sensitive
+attributes of both tables side by side (renamed ``<table>__<column>`` where two tables share a
+name). The rest of the query reads that release as if it were one table.
+
+What makes such a release sound is that its rows are not persons. A patient with twelve visits
+is twelve joined rows with the same patient attributes; classes of k rows could hold one
+person. So the tables must be linked by *person links* — equalities between identifier columns
+of two tables (``v.patient_id = p.id``, both identifiers in the policy) — and every class must
+hold k distinct persons of each link, counted on the link's values (``Persons``). The flow asks
+the method for classes of k·m rows, m the most rows of one person in the selection, which makes
+k persons certain, and the verification counts them independently. Identifier values never
+leave the database: they are carried in the temp tables to count persons, and never selected.
+
+Accepted: inner and cross joins of protected tables written one after the other, linked by
+person links, every other condition over their released columns. Rejected by name: outer joins
+(a NULL-extended row of one table is no person of the other), self-joins, other tables in the
+same query, subqueries.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from sqlanon.analyze.joins import check_joins, conjuncts
+from sqlanon.backends.connect import Database
+from sqlanon.errors import QueryRejected
+from sqlanon.policy.model import Policy, Requirement, TablePolicy
+
+#: the release's name in the rest of the query
+ALIAS = "sqlanon_joined"
+#: the release's columns that recognise persons (one per person link)
+PERSON = "sqlanon_person_{}"
+
+
+@dataclass(frozen=True)
+class Link:
+    """The joined selection: protected tables, each under its own name, and their person links."""
+
+    tables: tuple[str, ...]
+    links: tuple[exp.EQ, ...]
+    #: every column of the joined release: its name → the base column it is read from
+    columns: dict[str, exp.Column]
+    #: the release's column families (text, numeric, …), as the tables store them
+    families: dict[str, str]
+    #: the columns that recognise persons, one per set of linked identifier columns
+    persons: tuple[str, ...]
+
+    def origin(self) -> exp.Select:
+        """``SELECT … FROM t1 JOIN t2 ON <links> …`` without a select list."""
+        first, *rest = self.tables
+        sel = exp.select().from_(_table(first))
+        for name in rest:
+            on = [e.copy() for e in self.links if name in {c.table for c in e.find_all(exp.Column)}
+                  and all(c.table in self.tables[:self.tables.index(name) + 1] for c in e.find_all(exp.Column))]
+            sel = sel.join(_table(name), on=exp.and_(*on) if on else exp.true(), join_type="inner")
+        return sel
+
+
+def _table(name: str, alias: str | None = None) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True),
+                     alias=exp.TableAlias(this=exp.to_identifier(alias or name, quoted=True)))
+
+
+def origin(table: str, alias: str, link: Link | None) -> exp.Select:
+    """``SELECT … FROM`` the stored rows a selection reads: one table under the query's alias,
+    or the linked tables."""
+    return link.origin() if link is not None else exp.select().from_(_table(table, alias))
+
+
+def check_linked(tree: exp.Select, refs: list[exp.Table], policy: Policy, db: Database) -> None:
+    """The shapes a joined release cannot have, named before the query is qualified."""
+    names = ", ".join(t.name for t in refs)
+    sub = tree.find(exp.Subquery)
+    if sub is not None:
+        raise QueryRejected("subquery", f"in a join of protected tables {names}", fragment=sub.sql())
+    seen: set[str] = set()
+    for t in refs:
+        if t.name.lower() in seen:
+            raise QueryRejected("self-join of a protected table", f"{t.name} joined with itself", fragment=tree.sql())
+        seen.add(t.name.lower())
+    others = [t.name for t in tree.find_all(exp.Table) if not policy.for_table(t.name)]
+    if others:
+        raise QueryRejected("join of protected tables with other tables", f"{names} with {', '.join(others)}: "
+                            "join the protected tables alone, or one protected table with other tables")
+    tp = policy.for_table(refs[0].name)
+    assert tp is not None
+    check_joins(tree, tp, db.backend)
+    for j in tree.args.get("joins") or []:
+        if j.side:
+            raise QueryRejected(f"{j.side.upper()} join of protected tables", f"{names}: a NULL-extended row of one "
+                                "table is no person of the other; only inner joins are released", fragment=j.sql())
+
+
+def expand_stars(tree: exp.Select, policy: Policy) -> None:
+    """``*`` and ``alias.*`` become the releasable columns of each table, in the order of the
+    FROM clause, so identifiers never enter the tree."""
+    tables = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
+
+    def own(t: exp.Table) -> list[exp.Expression]:
+        tp = policy.for_table(t.name)
+        assert tp is not None
+        return [exp.column(c, table=t.alias_or_name, quoted=True) for c in tp.releasable]
+
+    out: list[exp.Expression] = []
+    for e in tree.expressions:
+        if isinstance(e, exp.Star):
+            out.extend(c for t in tables for c in own(t))
+        elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+            out.extend(c for t in tables if t.alias_or_name == e.table for c in own(t))
+        else:
+            out.append(e)
+    tree.set("expressions", out)
+
+
+def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> tuple[exp.Select, TablePolicy, Link,
+                                                                              exp.Expression | None, tuple[str, ...]]:
+    """The rest of the query over the joined release (one table, ``ALIAS``), the merged policy,
+    the link, the conditions the pushdown runs, and the release's columns the rest reads.
+    ``tree`` is qualified: every column names its table's alias."""
+    refs = [t for t in tree.find_all(exp.Table)]
+    spelled = {t.alias_or_name: db.spelling.get(t.name.lower(), t.name) for t in refs}
+    policies = {spelled[a]: policy.for_table(t.name) for a, t in ((t.alias_or_name, t) for t in refs)}
+    label = " and ".join(sorted(policies))
+    # the tables under their own names, whatever the query called them: one selection written
+    # the same way reads the same in every query (release log, differencing)
+    for c in tree.find_all(exp.Column):
+        if c.table in spelled:
+            c.set("table", exp.to_identifier(spelled[c.table], quoted=True))
+    conditions = conjuncts(tree.args["where"].this if tree.args.get("where") else None)
+    for j in tree.args.get("joins") or []:
+        conditions += conjuncts(j.args.get("on"))
+    conditions = [c for c in conditions if not isinstance(c, exp.Boolean)]
+
+    def kind(c: exp.Column) -> str:
+        tp = policies[c.table]
+        assert tp is not None
+        if c.name in tp.identifiers:
+            return "identifier"
+        if c.name not in tp.releasable:
+            raise QueryRejected("column not named in the policy", f"{c.table}.{c.name}")
+        return "released"
+
+    links = [c for c in conditions if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
+             and isinstance(c.expression, exp.Column) and c.this.table != c.expression.table
+             and kind(c.this) == kind(c.expression) == "identifier"]
+    filters = [c for c in conditions if not any(c is x for x in links)]
+    for f in filters:
+        for c in f.find_all(exp.Column):
+            if kind(c) == "identifier":
+                raise QueryRejected("identifier column", f"{c.table}.{c.name} may only link persons of two "
+                                    "protected tables (an equality with an identifier of the other table)",
+                                    fragment=f.sql())
+    tables = tuple(sorted(policies))
+    persons = _persons(tables, links, label)
+
+    # every releasable column of every table, under its own name unless two tables share it
+    owners: dict[str, list[str]] = {}
+    for name, tp in policies.items():
+        assert tp is not None
+        for c in tp.releasable:
+            owners.setdefault(c.lower(), []).append(name)
+
+    def merged(t: str, c: str) -> str:
+        return c if len(owners[c.lower()]) == 1 else f"{t}__{c}"
+
+    columns = {merged(t, c): exp.column(c, table=t, quoted=True) for t in tables for c in policies[t].releasable}
+    person_names = tuple(PERSON.format(i) for i in range(len(persons)))
+    columns.update({n: p.copy() for n, p in zip(person_names, persons)})
+    if len({n.lower() for n in columns}) < len(columns):
+        raise QueryRejected("join of protected tables", f"{label}: two released columns would share a name")
+    families = {n: db.columns(c.table)[c.name].family for n, c in columns.items()}
+
+    merged_policy = _merged_policy(_name(tables, links), tables, policies, merged, label)
+    needed: set[str] = set()
+    for c in tree.find_all(exp.Column):
+        if c.find_ancestor(exp.Where, exp.Join) is not None:
+            continue
+        if kind(c) == "identifier":
+            raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
+        needed.add(merged(c.table, c.name))
+    out = tree.copy()
+    out.set("joins", None)
+    out.set("where", None)
+    out.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(merged_policy.table, quoted=True),
+                                             alias=exp.TableAlias(this=exp.to_identifier(ALIAS, quoted=True)))))
+    for c in list(out.find_all(exp.Column)):
+        if c.table in policies:
+            c.replace(exp.column(merged(c.table, c.name), table=ALIAS, quoted=True))
+    link = Link(tables, tuple(links), columns, families, person_names)
+    where = exp.and_(*[f.copy() for f in filters]) if filters else None
+    return out, merged_policy, link, where, tuple(c for c in merged_policy.releasable if c in needed)
+
+
+def _persons(tables: tuple[str, ...], links: list[exp.EQ], label: str) -> list[exp.Column]:
+    """One column per set of identifier columns the links make equal; every table must be
+    reached, or the join pairs rows of unrelated persons."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    joined = {t: t for t in tables}
+
+    def root(t: str) -> str:
+        while joined[t] != t:
+            t = joined[t]
+        return t
+
+    for e in links:
+        a, b = (e.this.table, e.this.name), (e.expression.table, e.expression.name)
+        parent[find(a)] = find(b)
+        joined[root(a[0])] = root(b[0])
+    if len({root(t) for t in tables}) > 1:
+        raise QueryRejected("join of protected tables without a person link", f"{label}: join them by an equality "
+                            "of identifier columns, one of each table (v.patient_id = p.id, both listed as "
+                            "identifiers in the policy), so that every joined row is one person's")
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for x in list(parent):
+        groups.setdefault(find(x), []).append(x)
+    return [exp.column(c, table=t, quoted=True) for t, c in sorted(min(g) for g in groups.values())]
+
+
+def _name(tables: tuple[str, ...], links: list[exp.EQ]) -> str:
+    """The joined release's name in reports and the release log, the same however the query
+    writes the join: ``patients JOIN visits ON patients.id = visits.patient_id``. Selections
+    are compared for differencing among releases of one name (catalog/differencing.py)."""
+    sides = [sorted(f"{c.table}.{c.name}" for c in (e.this, e.expression)) for e in links]
+    name = f"{' JOIN '.join(tables)} ON {' AND '.join(sorted(f'{a} = {b}' for a, b in sides))}"
+    return name if len(name) <= 200 else f"{name[:180]} #{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+
+
+def _merged_policy(name: str, tables: tuple[str, ...], policies: dict[str, TablePolicy | None], merged, label: str) -> TablePolicy:
+    """The joined release's policy: every table's quasi-identifiers and sensitive attributes
+    under their release names, and the stricter of every setting."""
+    tps = [policies[t] for t in tables]
+    assert all(tp is not None for tp in tps)
+    reqs = [tp.requirement for tp in tps]  # type: ignore[union-attr]
+    models: dict[str, object] = {}
+    for t, tp in zip(tables, tps):
+        assert tp is not None
+        for model in ("alpha", "l", "t"):
+            spec = getattr(tp.requirement, model)
+            if spec is None:
+                continue
+            if model in models:
+                raise QueryRejected("join of protected tables", f"{label} both ask for {model}: a joined release "
+                                    f"judges one attribute per model; query the tables one at a time")
+            models[model] = replace(spec, attribute=merged(t, spec.attribute))
+    # a method both tables name, unless it is slicing, which cannot keep a person's rows whole
+    methods = {r.method for r in reqs} - {"slicing"}
+    method = methods.pop() if len(methods) == 1 and len({r.method for r in reqs}) == 1 else "auto"
+    req = Requirement(
+        k=max(r.k for r in reqs), max_suppression=min(r.max_suppression for r in reqs), method=method,
+        few_rows=min(r.few_rows for r in reqs), min_rows=max(r.min_rows for r in reqs),
+        difference_window=max(r.difference_window for r in reqs), across_releases="off",
+        **models)  # type: ignore[arg-type]
+    return TablePolicy(
+        table=name, identifiers=(),
+        quasi_identifiers=tuple(replace(q, column=merged(t, q.column)) for t, tp in zip(tables, tps)
+                                for q in tp.quasi_identifiers),  # type: ignore[union-attr]
+        sensitive=tuple(replace(s, column=merged(t, s.column)) for t, tp in zip(tables, tps)
+                        for s in tp.sensitive),  # type: ignore[union-attr]
+        insensitive=tuple(merged(t, c) for t, tp in zip(tables, tps) for c in tp.insensitive),  # type: ignore[union-attr]
+        requirement=req)

@@ -1,0 +1,31 @@
+"""The persons behind a joined release (analyze/linked.py): one pushed-down statement finds the
+most joined rows of one person in the selection, m, and the method is asked for classes of k·m
+rows, which hold k persons whatever the rows of each. Verification counts the persons of every
+class independently (criteria/persons.py)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import reduce
+
+from sqlglot import exp
+
+from sqlanon.context import RunContext
+from sqlanon.policy.model import Persons, Requirement
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, table
+
+
+def per_person(frag: Fragment, src: str, req: Requirement, ctx: RunContext) -> tuple[Requirement, list[str]]:
+    """The requirement of a joined release, and what the report says of it. In a static
+    explain nothing is counted and m is taken as 1."""
+    assert frag.link is not None
+    keys = frag.link.persons
+    counts = [exp.select(exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)).from_(table(src)).group_by(col(k))
+              for k in keys]
+    union = reduce(lambda a, b: exp.union(a, b, distinct=False), counts)
+    found = ctx.scalar(exp.select(exp.Max(this=col("n"))).from_(union.subquery("per_person", copy=False)))
+    m = max(int(found or 1), 1)
+    links = ", ".join(e.sql() for e in frag.link.links)
+    notes = [f"joined release of {' and '.join(frag.link.tables)}, persons linked by {links}: one person has up to "
+             f"{m} joined row(s), so every class holds at least k·{m} = {req.k * m} rows and k = {req.k} persons"]
+    return replace(req, k=req.k * m, persons=tuple(Persons(req.k, k) for k in keys)), notes
