@@ -179,8 +179,8 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> tuple[exp.
     merged_policy = _merged_policy(_name(tables, links), tables, policies, merged, label)
     needed: set[str] = set()
     for c in tree.find_all(exp.Column):
-        if c.find_ancestor(exp.Where, exp.Join) is not None:
-            continue
+        if c.find_ancestor(exp.Where, exp.Join) is not None or c.table not in policies:
+            continue  # a condition of the pushdown, or a name of the select list (ORDER BY n)
         if kind(c) == "identifier":
             raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
         needed.add(merged(c.table, c.name))

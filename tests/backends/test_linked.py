@@ -119,6 +119,13 @@ def test_grouping_over_a_joined_release_counts_groups_of_k_persons(session):
                                                               if n >= K * m}
 
 
+def test_unqualified_names_and_select_list_names(session):
+    res = session.execute("SELECT zip AS z, diagnosis FROM patients JOIN visits ON patient_id = id "
+                          "ORDER BY z, diagnosis LIMIT 5")
+    assert res.columns == ["z", "diagnosis"] and len(res.rows) == 5
+    assert [tuple(r) for r in res.rows] == sorted(tuple(r) for r in res.rows)
+
+
 def test_the_query_runs_on_the_released_joined_rows(session):
     base = f"SELECT p.zip, v.diagnosis {JOIN} WHERE p.age BETWEEN 30 AND 60"
     released = session.execute(base, method="mondrian").rows
