@@ -155,12 +155,15 @@ def _linked(tree: exp.Select, refs: list[exp.Table], db: Database, policy: Polic
         raise QueryRejected("whole-row reference", f"{whole.sql()} stands for every column of its table",
                             fragment=whole.sql())
     check_available(qualified, db.backend)
-    rest, merged, link, where, needed = analyze_linked(qualified, db, policy)
+    found = analyze_linked(qualified, db, policy)
+    merged = found.policy
     if merged.requirement.method not in MICROAGGREGATION:
-        for c in rest.find_all(exp.Column):
-            if merged.qi(c.name) is not None:
+        for c in found.rest.find_all(exp.Column):
+            if c.table == ALIAS and merged.qi(c.name) is not None:
                 _check_generalized_use(c, merged)
-    return Analysis(tree=rest, policy=merged, alias=ALIAS, table=merged.table, where=where, needed=needed, link=link)
+    return Analysis(tree=found.rest, policy=merged, alias=ALIAS, table=merged.table, where=found.where,
+                    needed=found.needed, kept_where=found.rest.args["where"].this if found.rest.args.get("where") else None,
+                    joined=found.joined, link=found.link)
 
 
 def column_families(analysis: Analysis, db: Database) -> dict[str, str]:

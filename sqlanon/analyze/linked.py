@@ -16,9 +16,10 @@ k persons certain, and the verification counts them independently. Identifier va
 leave the database: they are carried in the temp tables to count persons, and never selected.
 
 Accepted: inner and cross joins of protected tables written one after the other, linked by
-person links, every other condition over their released columns. Rejected by name: outer joins
-(a NULL-extended row of one table is no person of the other), self-joins, other tables in the
-same query, subqueries.
+person links, every other condition over their released columns; unprotected tables joined in
+too, which join the release after anonymization (conditions that involve them run there, on the
+released values). Rejected by name: outer joins in such a query (a NULL-extended row of one
+table is no person of the other), self-joins, subqueries.
 """
 from __future__ import annotations
 
@@ -84,17 +85,14 @@ def check_linked(tree: exp.Select, refs: list[exp.Table], policy: Policy, db: Da
         if t.name.lower() in seen:
             raise QueryRejected("self-join of a protected table", f"{t.name} joined with itself", fragment=tree.sql())
         seen.add(t.name.lower())
-    others = [t.name for t in tree.find_all(exp.Table) if not policy.for_table(t.name)]
-    if others:
-        raise QueryRejected("join of protected tables with other tables", f"{names} with {', '.join(others)}: "
-                            "join the protected tables alone, or one protected table with other tables")
     tp = policy.for_table(refs[0].name)
     assert tp is not None
     check_joins(tree, tp, db.backend)
     for j in tree.args.get("joins") or []:
         if j.side:
             raise QueryRejected(f"{j.side.upper()} join of protected tables", f"{names}: a NULL-extended row of one "
-                                "table is no person of the other; only inner joins are released", fragment=j.sql())
+                                "table is no person of the other; a query that joins protected tables joins "
+                                "every table with inner joins", fragment=j.sql())
 
 
 def expand_stars(tree: exp.Select, policy: Policy) -> None:
@@ -104,7 +102,8 @@ def expand_stars(tree: exp.Select, policy: Policy) -> None:
 
     def own(t: exp.Table) -> list[exp.Expression]:
         tp = policy.for_table(t.name)
-        assert tp is not None
+        if tp is None:  # an unprotected table: all its columns, expanded by qualify
+            return [exp.Column(this=exp.Star(), table=exp.to_identifier(t.alias_or_name))]
         return [exp.column(c, table=t.alias_or_name, quoted=True) for c in tp.releasable]
 
     out: list[exp.Expression] = []
@@ -118,14 +117,34 @@ def expand_stars(tree: exp.Select, policy: Policy) -> None:
     tree.set("expressions", out)
 
 
-def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> tuple[exp.Select, TablePolicy, Link,
-                                                                              exp.Expression | None, tuple[str, ...]]:
-    """The rest of the query over the joined release (one table, ``ALIAS``), the merged policy,
-    the link, the conditions the pushdown runs, and the release's columns the rest reads.
-    ``tree`` is qualified: every column names its table's alias."""
-    refs = [t for t in tree.find_all(exp.Table)]
-    spelled = {t.alias_or_name: db.spelling.get(t.name.lower(), t.name) for t in refs}
-    policies = {spelled[a]: policy.for_table(t.name) for a, t in ((t.alias_or_name, t) for t in refs)}
+@dataclass(frozen=True)
+class Linked:
+    """What ``analyze_linked`` finds."""
+
+    #: the rest of the query: the joined release is one table, ``ALIAS``, joined with the
+    #: unprotected tables by the conditions that involve them (a WHERE over released values)
+    rest: exp.Select
+    policy: TablePolicy
+    link: Link
+    #: the conditions over protected tables alone, which the pushdown runs on the stored rows
+    where: exp.Expression | None
+    #: the release's columns the rest reads, in policy order
+    needed: tuple[str, ...]
+    #: unprotected tables are joined after anonymization
+    joined: bool
+
+
+def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
+    """``tree`` is qualified (every column names its table's alias) and joins every table with
+    inner or cross joins (``check_linked``)."""
+    refs = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
+    protected = [t for t in refs if policy.for_table(t.name)]
+    spelled = {t.alias_or_name: db.spelling.get(t.name.lower(), t.name) for t in protected}
+    policies = {spelled[t.alias_or_name]: policy.for_table(t.name) for t in protected}
+    others = [t for t in refs if not policy.for_table(t.name)]
+    clash = [t.alias_or_name for t in others if t.alias_or_name in policies]
+    if clash:
+        raise QueryRejected("alias of a protected table's name", f"{clash[0]} names another table here")
     label = " and ".join(sorted(policies))
     # the tables under their own names, whatever the query called them: one selection written
     # the same way reads the same in every query (release log, differencing)
@@ -138,19 +157,24 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> tuple[exp.
     conditions = [c for c in conditions if not isinstance(c, exp.Boolean)]
 
     def kind(c: exp.Column) -> str:
-        tp = policies[c.table]
-        assert tp is not None
+        tp = policies.get(c.table)
+        if tp is None:
+            return "other"
         if c.name in tp.identifiers:
             return "identifier"
         if c.name not in tp.releasable:
             raise QueryRejected("column not named in the policy", f"{c.table}.{c.name}")
         return "released"
 
+    def own(condition: exp.Expression) -> bool:
+        return all(kind(c) != "other" for c in condition.find_all(exp.Column))
+
     links = [c for c in conditions if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
              and isinstance(c.expression, exp.Column) and c.this.table != c.expression.table
              and kind(c.this) == kind(c.expression) == "identifier"]
-    filters = [c for c in conditions if not any(c is x for x in links)]
-    for f in filters:
+    pushed = [c for c in conditions if own(c) and not any(c is x for x in links)]
+    kept = [c for c in conditions if not own(c)]
+    for f in pushed + kept:
         for c in f.find_all(exp.Column):
             if kind(c) == "identifier":
                 raise QueryRejected("identifier column", f"{c.table}.{c.name} may only link persons of two "
@@ -175,26 +199,24 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> tuple[exp.
     if len({n.lower() for n in columns}) < len(columns):
         raise QueryRejected("join of protected tables", f"{label}: two released columns would share a name")
     families = {n: db.columns(c.table)[c.name].family for n, c in columns.items()}
-
     merged_policy = _merged_policy(_name(tables, links), tables, policies, merged, label)
-    needed: set[str] = set()
-    for c in tree.find_all(exp.Column):
-        if c.find_ancestor(exp.Where, exp.Join) is not None or c.table not in policies:
-            continue  # a condition of the pushdown, or a name of the select list (ORDER BY n)
-        if kind(c) == "identifier":
-            raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
-        needed.add(merged(c.table, c.name))
+
+    # the rest: the release, then the other tables, every condition that involves them in WHERE
+    # (inner joins only: where a condition runs does not change the rows)
     out = tree.copy()
-    out.set("joins", None)
-    out.set("where", None)
     out.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(merged_policy.table, quoted=True),
                                              alias=exp.TableAlias(this=exp.to_identifier(ALIAS, quoted=True)))))
+    out.set("joins", [exp.Join(this=t.copy(), kind="CROSS") for t in others] or None)
+    out.set("where", exp.Where(this=exp.and_(*[c.copy() for c in kept])) if kept else None)
     for c in list(out.find_all(exp.Column)):
         if c.table in policies:
+            if kind(c) == "identifier":
+                raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
             c.replace(exp.column(merged(c.table, c.name), table=ALIAS, quoted=True))
-    link = Link(tables, tuple(links), columns, families, person_names)
-    where = exp.and_(*[f.copy() for f in filters]) if filters else None
-    return out, merged_policy, link, where, tuple(c for c in merged_policy.releasable if c in needed)
+    needed = {c.name for c in out.find_all(exp.Column) if c.table == ALIAS}
+    return Linked(rest=out, policy=merged_policy, link=Link(tables, tuple(links), columns, families, person_names),
+                  where=exp.and_(*[f.copy() for f in pushed]) if pushed else None,
+                  needed=tuple(c for c in merged_policy.releasable if c in needed), joined=bool(others))
 
 
 def _persons(tables: tuple[str, ...], links: list[exp.EQ], label: str) -> list[exp.Column]:

@@ -134,13 +134,30 @@ def test_the_query_runs_on_the_released_joined_rows(session):
     assert [tuple(r) for r in res.rows] == sorted(set(map(tuple, released)))
 
 
+def test_other_tables_join_the_released_rows(session):
+    released = session.execute(f"SELECT p.zip, v.diagnosis {JOIN} WHERE p.age > 30", method="mondrian").rows
+    res = session.execute(f"SELECT p.zip, v.diagnosis, w.ward {JOIN} JOIN wards w ON w.zip = p.zip "
+                          "WHERE p.age > 30", method="mondrian")
+    # the wards join the released (generalized) ZIP codes: only those released whole match
+    assert Counter(map(tuple, res.rows)) == Counter((z, d, f"w{z[0]}") for z, d in released if z in ZIPS)
+    assert res.report.rows_in == len(selected(lambda p, v: p[1] > 30))
+    grouped = session.execute(f"SELECT w.ward, COUNT(*) FROM wards w, patients p, visits v "
+                              "WHERE v.patient_id = p.id AND w.zip = p.zip AND p.age > 30 GROUP BY w.ward",
+                              method="mondrian")
+    counts = Counter(f"w{z[0]}" for z, _ in released if z in ZIPS)
+    k_rows = grouped.report.requirement["k"]  # k·m: a group counts released rows, each one person's
+    assert {w: int(n) for w, n in grouped.rows} == {w: n for w, n in counts.items() if n >= k_rows}
+
+
 @pytest.mark.parametrize("sql,construct", [
     ("SELECT p.age FROM patients p LEFT JOIN visits v ON v.patient_id = p.id", "LEFT join of protected tables"),
     ("SELECT p.age FROM patients p JOIN visits v ON v.cost = p.age", "join of protected tables without a person link"),
     ("SELECT p.age FROM patients p CROSS JOIN visits v", "join of protected tables without a person link"),
     (f"SELECT p.age {JOIN} WHERE p.id = 3", "identifier column"),
     (f"SELECT p.id, v.cost {JOIN}", "identifier column"),
-    (f"SELECT p.age {JOIN} JOIN wards w ON w.zip = p.zip", "join of protected tables with other tables"),
+    (f"SELECT p.age {JOIN} LEFT JOIN wards w ON w.zip = p.zip", "LEFT join of protected tables"),
+    ("SELECT p.age FROM patients p JOIN wards visits ON visits.zip = p.zip JOIN visits v ON v.patient_id = p.id",
+     "alias of a protected table's name"),
     (f"SELECT p.age {JOIN} WHERE p.age < (SELECT AVG(age) FROM patients)", "subquery"),
 ])
 def test_joins_of_protected_tables_not_released_are_rejected_by_name(session, sql, construct):
