@@ -10,17 +10,20 @@ from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
 
 
-def qi_order(frag: Fragment, src: str, ctx: RunContext) -> tuple[list[exp.Expression], dict[int, str], int]:
-    """The sort key over ``src AS s``, the tables to join for it, and the number of rows.
+def qi_order(frag: Fragment, freq: str, ctx: RunContext) -> tuple[list[exp.Expression], dict[int, str], int]:
+    """The sort key over ``src AS s``, the tables to join for it, and the number of rows, read
+    from the selection's frequency table ``freq`` (its stored quasi-identifier values in
+    ``r_<i>``, in the order of ``frag.qis``, and their rows in ``cnt``): a pass over the
+    distinct combinations, not over the rows.
 
     Attributes with fewer distinct values come first (a run of the order then keeps them
     constant longest); text sorts byte for byte; a taxonomy sorts by the number of its value
     along the ancestor paths, so that siblings are neighbours: one small table per taxonomy,
     to be LEFT JOINed as ``c<i>`` on ``c<i>.x = s.<column>``."""
     be = ctx.backend
-    stats = ctx.query(exp.select(exp.Count(this=exp.Star()), *[
-        exp.Count(this=exp.Distinct(expressions=[col(q.column)])) for q in frag.qis]).from_(table(src)))
-    n = int(stats[0][0]) if stats else 0
+    stats = ctx.query(exp.select(exp.Sum(this=col("cnt")), *[
+        exp.Count(this=exp.Distinct(expressions=[col(f"r_{i}")])) for i in range(len(frag.qis))]).from_(table(freq)))
+    n = int(stats[0][0] or 0) if stats else 0
     distinct = [int(c) for c in stats[0][1:]] if stats else [0] * len(frag.qis)
     key: list[exp.Expression] = []
     codes: dict[int, str] = {}
@@ -30,7 +33,7 @@ def qi_order(frag: Fragment, src: str, ctx: RunContext) -> tuple[list[exp.Expres
             path = [be.binary_text(q.hierarchy.expr(col("x"), lv)) for lv in range(q.hierarchy.height - 1, 0, -1)]
             raw = be.binary_text(col("x")) if q.column in frag.text_columns else col("x")
             codes[i] = ctx.create_temp(f"ocodes_{i}", render(
-                "anonymize/order_codes", path=path + [raw], x=col(q.column), src=src))
+                "anonymize/order_codes", path=path + [raw], x=col(f"r_{i}"), src=freq))
             key.append(col("code", f"c{i}"))
         else:
             x = col(q.column, "s")

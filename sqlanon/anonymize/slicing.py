@@ -165,14 +165,15 @@ class Slicing:
         sensitive = {s.column for s in frag.policy.sensitive}
         attributes = [q.column for q in frag.qis] + [c for c in frag.columns if c in sensitive]
         stored = [be.binary_text(col(c, "s")) if c in frag.text_columns else col(c, "s") for c in attributes]
+        raw = [col(q.column, "s") for q in frag.qis]
         freq = ctx.create_temp("sfreq", render(
             "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
-            grouped=stored, src=src))
+            raw=[exp.alias_(e, f"r_{i}") for i, e in enumerate(raw)], grouped=stored + raw, src=src))
         groups = self._groups(frag, freq, attributes, ctx)
         levels = self._levels(frag, freq, attributes, groups, ctx)
+        key, codes, n = qi_order(frag, freq, ctx)
         ctx.drop(freq)
 
-        key, codes, n = qi_order(frag, src, ctx)
         columns = []
         for c in frag.columns:
             q = frag.policy.qi(c)
