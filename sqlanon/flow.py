@@ -147,7 +147,10 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
                 columns, rows = [], []
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,
-            requirement=_describe(req), predicate=_predicate(frag, db), rows_in=measured.rows_in,
+            requirement=_describe(req), predicate=_predicate(frag, db),
+            selections={t: db.backend.render(c) if c is not None else None for t, c, _ in frag.selections()}
+            if frag.link is not None else {},
+            rows_in=measured.rows_in,
             rows_released=measured.rows_released,
             rows_suppressed=measured.rows_suppressed, classes=measured.classes,
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],

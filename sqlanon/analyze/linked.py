@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
+import sqlalchemy as sa
 from sqlglot import exp
 
 from sqlanon.analyze.joins import check_joins, conjuncts
@@ -51,6 +52,20 @@ class Link:
     families: dict[str, str]
     #: the columns that recognise persons, one per set of linked identifier columns
     persons: tuple[str, ...]
+    #: per table, the columns that recognise its rows (its primary key, else its identifiers):
+    #: what the differencing check compares selections of that table by
+    keys: dict[str, tuple[str, ...]]
+    #: per table, its identifier columns: the persons behind its rows
+    identifiers: dict[str, tuple[str, ...]]
+
+    def selection(self, name: str, where: exp.Expression | None) -> exp.Expression:
+        """The rows of table ``name`` that the joined selection reads, as a condition over
+        that table alone (named by itself): ``(key) IN (SELECT key FROM <join> WHERE …)``."""
+        keys = [exp.column(k, table=name, quoted=True) for k in self.keys[name]]
+        inner = self.origin().select(*[k.copy() for k in keys])
+        if where is not None:
+            inner = inner.where(where.copy())
+        return exp.In(this=exp.Tuple(expressions=keys) if len(keys) > 1 else keys[0], query=inner.subquery())
 
     def origin(self) -> exp.Select:
         """``SELECT … FROM t1 JOIN t2 ON <links> …`` without a select list."""
@@ -173,6 +188,10 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
              and isinstance(c.expression, exp.Column) and c.this.table != c.expression.table
              and kind(c.this) == kind(c.expression) == "identifier"]
     pushed = [c for c in conditions if own(c) and not any(c is x for x in links)]
+    # the links in one order, each written one way: one join reads the same in every query
+    links = sorted((exp.EQ(this=a, expression=b) for a, b in (
+        sorted((e.this.copy(), e.expression.copy()), key=lambda c: (c.table, c.name)) for e in links)),
+        key=lambda e: e.sql())
     kept = [c for c in conditions if not own(c)]
     for f in pushed + kept:
         for c in f.find_all(exp.Column):
@@ -214,7 +233,10 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
                 raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
             c.replace(exp.column(merged(c.table, c.name), table=ALIAS, quoted=True))
     needed = {c.name for c in out.find_all(exp.Column) if c.table == ALIAS}
-    return Linked(rest=out, policy=merged_policy, link=Link(tables, tuple(links), columns, families, person_names),
+    keys = {t: tuple(sa.inspect(db.engine).get_pk_constraint(t)["constrained_columns"]) or policies[t].identifiers
+            for t in tables}
+    return Linked(rest=out, policy=merged_policy, link=Link(tables, tuple(links), columns, families, person_names, keys,
+                                                          {t: policies[t].identifiers for t in tables}),
                   where=exp.and_(*[f.copy() for f in pushed]) if pushed else None,
                   needed=tuple(c for c in merged_policy.releasable if c in needed), joined=bool(others))
 

@@ -47,7 +47,13 @@ class Catalog:
                    rows_suppressed=report.rows_suppressed, classes=report.classes,
                    report=json.dumps(report.to_dict(), sort_keys=True, default=str), target=target)
         with self.db.engine.begin() as c:
-            return int(c.execute(self.t.releases.insert().values(**row)).inserted_primary_key[0])
+            release = int(c.execute(self.t.releases.insert().values(**row)).inserted_primary_key[0])
+            # a join of protected tables: one entry per table, with the rows of it the join read,
+            # so that differencing compares them with that table's other selections
+            for table, predicate in report.selections.items():
+                c.execute(self.t.releases.insert().values(**{
+                    **row, "table_name": table, "predicate": predicate, "fingerprint": fingerprint(predicate)}))
+            return release
 
     def sink(self, event: AuditEvent) -> None:
         """An audit sink (``sqlanon.audit``): every statement's decision, in the catalog."""

@@ -14,6 +14,9 @@ class Report:
     requirement: dict[str, Any] = field(default_factory=dict)
     #: the selection as pushed down, columns named by the table itself (None: the whole table)
     predicate: str | None = None
+    #: a join of protected tables: per table, the rows of it the join read, as a condition over
+    #: that table alone (the release log keeps one entry per table for differencing)
+    selections: dict[str, str | None] = field(default_factory=dict)
     rows_in: int = 0
     rows_released: int = 0
     rows_suppressed: int = 0

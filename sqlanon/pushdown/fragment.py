@@ -71,6 +71,14 @@ class Fragment:
                 c.set("table", exp.to_identifier(self.table, quoted=True))
         return where
 
+    def selections(self) -> list[tuple[str, exp.Expression | None, tuple[str, ...]]]:
+        """Each protected table the selection reads, which of its rows, as a condition over
+        that table named by itself (None: all), and its identifier columns (the persons behind
+        its rows): what differencing compares across releases."""
+        if self.link is None:
+            return [(self.table, self.canonical_where(), self.policy.identifiers)]
+        return [(t, self.link.selection(t, self.where), self.link.identifiers[t]) for t in self.link.tables]
+
     def origin(self, alias: str | None = None) -> exp.Select:
         """``SELECT … FROM`` the stored rows the selection reads (the table under ``alias``,
         the query's by default, or the joined tables), without a select list or WHERE."""

@@ -182,23 +182,47 @@ def test_slicing_of_a_join_is_rejected(session):
     assert e.value.construct == "slicing of a join of protected tables"
 
 
-def test_differencing_is_checked_on_joined_selections(db_url):
+@pytest.fixture
+def with_victim(db_url):
+    """A patient alone in her ZIP code, with two visits."""
     patients, visits = data()
-    patients.append((999, 47, "99999", "f"))  # the only patient in her ZIP code
-    visits.append((len(visits), 999, "asthma", 120))
+    patients.append((999, 47, "99999", "f"))
+    visits += [(len(visits), 999, "asthma", 120), (len(visits) + 1, 999, "asthma", 130)]
     load_table(db_url, "patients", [("id", "int"), ("age", "int"), ("zip", "text"), ("sex", "text")], patients)
     load_table(db_url, "visits", [("vid", "int"), ("patient_id", "int"), ("diagnosis", "text"), ("cost", "int")],
                visits)
-    policy = {"tables": {t: POLICY["tables"][t] for t in ("patients", "visits")}}
+    return {"tables": {t: POLICY["tables"][t] for t in ("patients", "visits")}}
+
+
+def test_differencing_is_checked_on_joined_selections(db_url, with_victim):
     q_all = f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.age >= 20 GROUP BY v.diagnosis"
     q_but = f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.age >= 20 AND p.zip <> '99999' GROUP BY v.diagnosis"
-    with sqlanon.connect(db_url, policy, catalog=True) as db:
+    with sqlanon.connect(db_url, with_victim, catalog=True) as db:
         db.execute(q_all)
         with pytest.raises(sqlanon.QueryRejected, match="differs from release"):
             db.execute(q_but)
         # the same selection written with other aliases and the tables the other way round
-        db.execute("SELECT x.diagnosis, COUNT(*) AS n FROM visits x JOIN patients y ON y.id = x.patient_id "
+        db.execute("SELECT x.diagnosis, COUNT(*) AS n FROM visits x JOIN patients y ON x.patient_id = y.id "
                    "WHERE y.age >= 20 GROUP BY x.diagnosis")
+        tables = [r["table_name"] for r in db.catalog.releases()]
+        assert set(tables) == {"patients", "visits", "patients JOIN visits ON patients.id = visits.patient_id"}
+
+
+@pytest.mark.parametrize("first", ["alone", "joined"])
+def test_a_join_cannot_difference_a_table_read_alone(db_url, with_victim, first):
+    """Filtering visits by a column of patients, or one visit out, and comparing with the
+    visits read alone: refused, whichever comes first."""
+    alone = "SELECT diagnosis, COUNT(*) AS n FROM visits GROUP BY diagnosis"
+    for joined in (f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.zip <> '99999' GROUP BY v.diagnosis",
+                   f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE v.cost <> 130 GROUP BY v.diagnosis"):
+        with sqlanon.connect(db_url, with_victim, catalog=True) as db:
+            db.catalog.db.engine.dispose()
+            with db.catalog.db.engine.begin() as c:  # a fresh log for each pair
+                c.execute(db.catalog.t.releases.delete())
+            queries = [alone, joined] if first == "alone" else [joined, alone]
+            db.execute(queries[0])
+            with pytest.raises(sqlanon.QueryRejected, match="differs from release"):
+                db.execute(queries[1])
 
 
 def test_explain_shows_the_join_in_the_pushdown(session):
