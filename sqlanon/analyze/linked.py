@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-import sqlalchemy as sa
 from sqlglot import exp
 
 from sqlanon.analyze.joins import check_joins, conjuncts
@@ -233,8 +232,7 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
                 raise QueryRejected("identifier column", f"{c.table}.{c.name} is never released nor usable")
             c.replace(exp.column(merged(c.table, c.name), table=ALIAS, quoted=True))
     needed = {c.name for c in out.find_all(exp.Column) if c.table == ALIAS}
-    keys = {t: tuple(sa.inspect(db.engine).get_pk_constraint(t)["constrained_columns"]) or policies[t].identifiers
-            for t in tables}
+    keys = {t: db.primary_key(t) or policies[t].identifiers for t in tables}
     return Linked(rest=out, policy=merged_policy, link=Link(tables, tuple(links), columns, families, person_names, keys,
                                                           {t: policies[t].identifiers for t in tables}),
                   where=exp.and_(*[f.copy() for f in pushed]) if pushed else None,

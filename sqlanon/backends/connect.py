@@ -32,12 +32,22 @@ class Database:
     spelling: dict[str, str] = field(default_factory=dict)
     #: lower-cased view names (never read by sqlanon; a name a new view must not take)
     views: set[str] = field(default_factory=set)
+    #: lower-cased table name → its primary key columns, read when first asked
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def columns(self, table: str) -> dict[str, Column]:
         return {c.name: c for c in self.tables.get(table.lower(), [])}
 
     def sqlglot_schema(self) -> dict[str, dict[str, str]]:
         return {t: {c.name: c.type for c in cols} for t, cols in self.tables.items()}
+
+    def primary_key(self, table: str) -> tuple[str, ...]:
+        """The table's primary key columns (empty: it has none), read once per schema refresh."""
+        name = table.lower()
+        if name not in self.keys:
+            spelled = self.spelling.get(name, table)
+            self.keys[name] = tuple(sa.inspect(self.engine).get_pk_constraint(spelled)["constrained_columns"])
+        return self.keys[name]
 
     def raw_connection(self) -> Any:
         return self.engine.raw_connection()
@@ -58,6 +68,7 @@ class Database:
             self.spelling[name.lower()] = name
         self.tables = tables
         self.views = {v.lower() for v in insp.get_view_names()}
+        self.keys = {}
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -66,7 +66,7 @@ class Consistency:
         if method == "slicing":
             raise ReleaseRefused(f"slicing keeps no per-row generalization that later releases of {self.table} could "
                                  "stay consistent with; choose another method, or set privacy.across_releases: off")
-        key = tuple(sa.inspect(self.catalog.db.engine).get_pk_constraint(frag.table)["constrained_columns"])
+        key = self.catalog.db.primary_key(frag.table)
         if not key:
             raise ReleaseRefused(f"{frag.table} has no primary key: sqlanon cannot recognise its rows in later "
                                  "releases to keep them consistent; add one, or set privacy.across_releases: off")
