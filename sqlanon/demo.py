@@ -1,4 +1,5 @@
-"""The demo database: seed 001's patient table (Tabelle 1) and a synthetic clinic table.
+"""The demo database: seed 001's patient table (Tabelle 1), a synthetic clinic table, and the
+clinic patients' hospital stays (one to four each): a join of two protected tables.
 
 Everything is generated here, so ``sqlanon demo`` needs no server and no download.
 """
@@ -46,12 +47,20 @@ POLICY = {"tables": {
         "insensitive": ["ward"],
         "privacy": {"k": 5, "alpha": {"value": 0.3, "protect": ["HIV", "Herzinfarkt"]}, "max_suppression": 0.05},
     },
+    "stays": {
+        "identifiers": ["patient_id"],
+        "insensitive": ["days", "cost"],
+        "privacy": {"k": 5},
+    },
 }}
 
 QUERIES = [
     "SELECT age, sex, zip, disease FROM patients",
     "SELECT age, zip, diagnosis FROM clinic WHERE age BETWEEN 30 AND 50",
     "SELECT sex, COUNT(*) AS n FROM clinic WHERE ward = 'B' GROUP BY sex",
+    # classes count persons: one patient's stays are several joined rows (analyze/linked.py)
+    "SELECT c.age, c.zip, c.diagnosis, s.days FROM clinic c JOIN stays s ON s.patient_id = c.patient_id "
+    "WHERE s.days >= 7",
 ]
 
 
@@ -67,6 +76,12 @@ def synthetic_clinic(n: int, seed: int = 7) -> list[tuple]:
     return rows
 
 
+def synthetic_stays(clinic: list[tuple], seed: int = 11) -> list[tuple]:
+    rng = random.Random(seed)
+    return [(row[0], days, days * rng.randint(400, 900)) for row in clinic
+            for days in (rng.randint(1, 21) for _ in range(rng.randint(1, 4)))]
+
+
 def create(path: Path, n: int = 5000) -> str:
     url = f"sqlite:///{path}"
     engine = sa.create_engine(url)
@@ -77,10 +92,14 @@ def create(path: Path, n: int = 5000) -> str:
     clinic = sa.Table("clinic", md, sa.Column("patient_id", sa.Integer), sa.Column("name", sa.String(60)),
                       sa.Column("age", sa.Integer), sa.Column("zip", sa.String(5)), sa.Column("sex", sa.String(1)),
                       sa.Column("diagnosis", sa.String(40)), sa.Column("ward", sa.String(1)))
+    stays = sa.Table("stays", md, sa.Column("patient_id", sa.Integer), sa.Column("days", sa.Integer),
+                     sa.Column("cost", sa.Integer))
     md.drop_all(engine)
     md.create_all(engine)
+    rows = synthetic_clinic(n)
     with engine.begin() as c:
         c.execute(patients.insert(), [dict(zip(patients.c.keys(), r)) for r in PATIENTS])
-        c.execute(clinic.insert(), [dict(zip(clinic.c.keys(), r)) for r in synthetic_clinic(n)])
+        c.execute(clinic.insert(), [dict(zip(clinic.c.keys(), r)) for r in rows])
+        c.execute(stays.insert(), [dict(zip(stays.c.keys(), r)) for r in synthetic_stays(rows)])
     engine.dispose()
     return url

@@ -227,7 +227,8 @@ def demo(path: str | None, rows: int, show: int) -> None:
 
     target = Path(path) if path else Path(tempfile.mkdtemp(prefix="sqlanon-demo-")) / "demo.db"
     url = d.create(target, rows)
-    click.echo(f"demo database: {target} (patients: seed 001 Tabelle 1; clinic: {rows} synthetic rows)\n")
+    click.echo(f"demo database: {target} (patients: seed 001 Tabelle 1; clinic: {rows} synthetic rows; "
+               "stays: one to four per clinic patient)\n")
     with api.connect(url, d.POLICY) as s:
         raw = s.db.raw_connection()
         try:
