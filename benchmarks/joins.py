@@ -8,7 +8,7 @@ is measured three ways, each in a fresh process:
 
 - ``single``: the query over ``adult`` itself, the baseline;
 - ``joined``: the same columns through ``persons JOIN census`` (m = 1: the same classes);
-- ``one_to_many``: ``persons JOIN stays``, where classes need k·m rows (m = 3).
+- ``one_to_many``: ``persons JOIN stays``, where classes need (k−1)·m + 1 rows (m = 3).
 
 Usage:  python benchmarks/joins.py [--backends sqlite,postgresql,mysql] [--json out.json]
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests

@@ -11,8 +11,8 @@ is twelve joined rows with the same patient attributes; classes of k rows could 
 person. So the tables must be linked by *person links* — equalities between identifier columns
 of two tables (``v.patient_id = p.id``, both identifiers in the policy) — and every class must
 hold k distinct persons of each link, counted on the link's values (``Persons``). The flow asks
-the method for classes of k·m rows, m the most rows of one person in the selection, which makes
-k persons certain, and the verification counts them independently. Identifier values never
+the method for classes of (k−1)·m + 1 rows, m the most rows of one person in the selection, which
+makes k persons certain, and the verification counts them independently. Identifier values never
 leave the database: they are carried in the temp tables to count persons, and never selected.
 
 Accepted: inner and cross joins of protected tables written one after the other, linked by

@@ -1,7 +1,8 @@
 """The persons behind a joined release (analyze/linked.py): one pushed-down statement finds the
-most joined rows of one person in the selection, m, and the method is asked for classes of k·m
-rows, which hold k persons whatever the rows of each. Verification counts the persons of every
-class independently (criteria/persons.py)."""
+most joined rows of one person in the selection, m, and the method is asked for classes of
+(k−1)·m + 1 rows: k−1 persons hold at most (k−1)·m of them, so every class holds k persons
+whatever the rows of each. Verification counts the persons of every class independently
+(criteria/persons.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,7 +26,8 @@ def per_person(frag: Fragment, src: str, req: Requirement, ctx: RunContext) -> t
     union = reduce(lambda a, b: exp.union(a, b, distinct=False), counts)
     found = ctx.scalar(exp.select(exp.Max(this=col("n"))).from_(union.subquery("per_person", copy=False)))
     m = max(int(found or 1), 1)
+    rows = (req.k - 1) * m + 1
     links = ", ".join(e.sql() for e in frag.link.links)
     notes = [f"joined release of {' and '.join(frag.link.tables)}, persons linked by {links}: one person has up to "
-             f"{m} joined row(s), so every class holds at least k·{m} = {req.k * m} rows and k = {req.k} persons"]
-    return replace(req, k=req.k * m, persons=tuple(Persons(req.k, k) for k in keys)), notes
+             f"{m} joined row(s), so every class holds at least (k−1)·{m} + 1 = {rows} rows and k = {req.k} persons"]
+    return replace(req, k=rows, persons=tuple(Persons(req.k, k) for k in keys)), notes

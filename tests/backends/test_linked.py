@@ -83,8 +83,8 @@ def test_every_class_of_a_joined_release_holds_k_persons(session, method):
         persons = {p[0] for p, _ in rows if covers(age, p[1]) and covers(zip_, p[2])}
         assert len(persons) >= K, (age, zip_, n, persons)
     m = max(Counter(p[0] for p, _ in rows).values())
-    assert m > 20 and min(classes.values()) >= K * m
-    assert res.report.requirement["k"] == K * m and res.report.requirement["persons"]["k"] == K
+    assert m > 20 and min(classes.values()) >= (K - 1) * m + 1
+    assert res.report.requirement["k"] == (K - 1) * m + 1 and res.report.requirement["persons"]["k"] == K
     checks = {c["criterion"]: c["ok"] for c in res.report.checks}
     assert checks == {"k-anonymity": True, "k-anonymity over persons": True}
     assert any(f"up to {m} joined row(s)" in n for n in res.report.notes)
@@ -116,7 +116,7 @@ def test_grouping_over_a_joined_release_counts_groups_of_k_persons(session):
     for _, v in rows:
         costs[v[2]] += v[3]
     assert {d: (int(n), int(c)) for d, n, c in res.rows} == {d: (n, costs[d]) for d, n in counts.items()
-                                                              if n >= K * m}
+                                                              if n >= (K - 1) * m + 1}
 
 
 def test_unqualified_names_and_select_list_names(session):
@@ -145,7 +145,7 @@ def test_other_tables_join_the_released_rows(session):
                               "WHERE v.patient_id = p.id AND w.zip = p.zip AND p.age > 30 GROUP BY w.ward",
                               method="mondrian")
     counts = Counter(f"w{z[0]}" for z, _ in released if z in ZIPS)
-    k_rows = grouped.report.requirement["k"]  # k·m: a group counts released rows, each one person's
+    k_rows = grouped.report.requirement["k"]  # (k−1)·m + 1: a group counts released rows
     assert {w: int(n) for w, n in grouped.rows} == {w: n for w, n in counts.items() if n >= k_rows}
 
 
@@ -171,7 +171,7 @@ def test_three_tables_linked_by_one_person(session):
                           "JOIN details d ON d.patient_id = p.id GROUP BY v.diagnosis, d.income")
     rows = selected()
     expected = Counter((v[2], "high" if p[0] % 3 == 0 else "low") for p, v in rows)
-    assert {(d, i): int(n) for d, i, n in res.rows} == {g: n for g, n in expected.items() if n >= K * 25}
+    assert {(d, i): int(n) for d, i, n in res.rows} == {g: n for g, n in expected.items() if n >= (K - 1) * 25 + 1}
     assert res.report.table == "details JOIN patients JOIN visits ON details.patient_id = patients.id AND " \
                                "patients.id = visits.patient_id"
 
