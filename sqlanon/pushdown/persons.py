@@ -28,6 +28,7 @@ def per_person(frag: Fragment, src: str, req: Requirement, ctx: RunContext) -> t
     m = max(int(found or 1), 1)
     rows = (req.k - 1) * m + 1
     links = ", ".join(e.sql() for e in frag.link.links)
-    notes = [f"joined release of {' and '.join(frag.link.tables)}, persons linked by {links}: one person has up to "
-             f"{m} joined row(s), so every class holds at least (k−1)·{m} + 1 = {rows} rows and k = {req.k} persons"]
+    counted = f"one person has up to {m} joined row(s)" if ctx.live else "m is counted when the query runs, 1 here"
+    notes = [f"joined release of {' and '.join(frag.link.tables)}, persons linked by {links}: {counted}, so every "
+             f"class holds at least (k−1)·{m} + 1 = {rows} rows and k = {req.k} persons"]
     return replace(req, k=rows, persons=tuple(Persons(req.k, k) for k in keys)), notes
