@@ -9,15 +9,17 @@ the database, on the frequency table (anonymize/frequency.py).
 2. ECSize: m classes each take, from every bucket, its share 1/m of the bucket's rows (rounded
    down or up). The number of classes is the largest m for which every candidate class
    satisfies every model (k, t, and l and α when asked), measured by the criteria's own SQL on
-   the candidate classes: a search in log space, four statements per candidate m, guided by
+   the candidate classes (with a value per bucket, one class per set of buckets that round up:
+   the others count alike): a search in log space, four statements per candidate m, guided by
    the distance measured (a class's distance grows about linearly with m: it is rounding).
    (The released classes are unions of candidates with equal labels; t, α, distinct and
    entropy l hold for a union when they hold for its parts, and verification measures the
    union.)
 3. Redistribution (SABRE-AK, approximate neighbours): the cells of every bucket are sorted by
    one order of the quasi-identifiers and class j takes the j-th slice of every bucket, rows at
-   the same place of that order. A candidate m is judged on the pieces of the buckets between
-   a cell's and a class's boundaries, about m·B + cells rows, not on the rows themselves.
+   the same place of that order. A candidate m is judged on the pieces of the buckets, a cell's
+   rows that fall in one class (about m·B + cells of them, by arithmetic from each cell's first
+   class and equi-joins, sabre/pieces), not on the rows themselves.
 Each class releases, per quasi-identifier, its cells' common value at the lowest level of the
 hierarchy that has one. Nothing is suppressed; verification measures every model again.
 """
@@ -41,6 +43,8 @@ from sqlanon.sql.templates import col, lit, render, table
 
 #: the search for the number of classes stops when its bounds are this close
 SEARCH_RATIO = 1.05
+#: buckets per word of a class's bit set (SQL integers have 64 bits, one of them the sign)
+BITS = 62
 #: the phase of bucket b is the fractional part of b · φ (golden ratio): well spread in [0, 1)
 PHASE_STEP = "0.6180339887498949"
 
@@ -85,31 +89,67 @@ class Sabre:
         key = [e for i in sorted(range(len(hs)), key=lambda i: (freq.radix.get((i, 0), 0), i)) for e in order(hs, i)]
         ranked = ctx.create_temp("ranked", render("sabre/ranked", codes=freq.codes, cells=freq.cells, buckets=buckets,
                                                   key=key + [col("cell", "o")]))
-        n = int(ctx.scalar(exp.select(exp.Sum(this=col("c"))).from_(table(whole))) or 0) if ctx.live else 0
+        row = ctx.query(exp.select(exp.select(exp.Sum(this=col("c"))).from_(table(whole)).subquery(),
+                                   exp.select(exp.Max(this=col("bucket"))).from_(table(buckets)).subquery()))
+        n, top_bucket = (int(row[0][0] or 0), int(row[0][1] or 0)) if row else (0, 0)
         top = max(n // self.req.k, 1)
         numbers = ctx.create_temp("snumbers", render("sabre/numbers", src=src, count=lit(top)))
 
-        def start(j: exp.Expression, m: int) -> exp.Expression:
+        def start(j: exp.Expression, m: int, b: str = "b") -> exp.Expression:
             """The first rank of class j of m in bucket b: CEIL((j·nb - FLOOR(u·m)) / m)."""
-            o = exp.Floor(this=exp.Mul(this=col("u", "b"), expression=lit(m)))
+            o = exp.Floor(this=exp.Mul(this=col("u", b), expression=lit(m)))
             return exp.cast(exp.Ceil(this=exp.Div(this=exp.cast(exp.Sub(
-                this=exp.Mul(this=j, expression=col("nb", "b")), expression=o), "DOUBLE"),
+                this=exp.Mul(this=j, expression=col("nb", b)), expression=o), "DOUBLE"),
                 expression=lit(m))), "BIGINT")
 
-        def segments(m: int) -> exp.Expression:
-            return render("sabre/segments", ranked=ranked, buckets=buckets, numbers=numbers, m=lit(m),
-                          start=start(col("j", "n"), m))
+        def class_of(rank: exp.Expression, m: int, b: str) -> exp.Expression:
+            """The class of rank r of bucket b: FLOOR((r·m + FLOOR(u·m)) / nb)."""
+            o = exp.Floor(this=exp.Mul(this=col("u", b), expression=lit(m)))
+            return exp.cast(exp.Floor(this=exp.Div(this=exp.cast(exp.Add(
+                this=exp.Mul(this=exp.Paren(this=rank), expression=lit(m)), expression=o), "DOUBLE"),
+                expression=col("nb", b))), "BIGINT")
 
-        def counts(m: int) -> exp.Expression:
+        def from_pieces(hint: str, m: int, template: str, **values: object) -> str:
+            """A table made by ``template`` from the pieces of m classes (sabre/pieces)."""
+            first = class_of(col("a", "r"), m, "r")
+            end = exp.Sub(this=exp.Add(this=col("a", "r"), expression=col("n", "r")), expression=lit(1))
+            last = class_of(end, m, "r")
+            count = exp.Case(ifs=[exp.If(this=exp.GT(this=col("nb", "r"), expression=lit(m)),
+                                         true=exp.Add(this=exp.Sub(this=last, expression=first), expression=lit(1)))],
+                             default=col("n", "r"))
+            after = exp.Paren(this=exp.Add(this=col("cls", "x"), expression=lit(1)))
+            spans = ctx.create_temp("sspans", render("sabre/spans", ranked=ranked, first=first, count=count))
+            steps = ctx.create_temp("ssteps", render("sabre/steps", spans=spans, numbers=numbers))
+            out = ctx.create_temp(hint, render(template, pieces=render(
+                "sabre/pieces", spans=spans, steps=steps, m=lit(m),
+                rank=class_of(exp.Add(this=col("a", "c"), expression=col("j", "t")), m, "c"),
+                start=start(col("cls", "x"), m, "x"), next=start(after, m, "x")), **values))
+            ctx.drop(spans, steps)
+            return out
+
+        def counts(m: int) -> str:
             if self.req.t.distance == "ordered":  # a bucket of several values: count them in the cells
-                return render("sabre/counts", segments=segments(m))
-            return render("sabre/slices", buckets=buckets, numbers=numbers, m=lit(m), start=start(col("j", "n"), m),
-                          next=start(exp.Paren(this=exp.Add(this=col("j", "n"), expression=lit(1))), m))
+                return from_pieces("scounts", m, "sabre/counts")
+            first = start(col("j", "n"), m)
+            after = start(exp.Paren(this=exp.Add(this=col("j", "n"), expression=lit(1))), m)
+            # bit b of word w: bucket 62·w + b rounds up, its count times m exceeds its rows
+            up = exp.GT(this=exp.Mul(this=exp.Paren(this=exp.Sub(this=after, expression=first)), expression=lit(m)),
+                        expression=col("nb", "b"))
+            words = range(top_bucket // BITS + 1)
+            vector = [exp.alias_(exp.Sum(this=exp.Case(ifs=[exp.If(
+                this=exp.and_(exp.Between(this=col("bucket", "b"), low=lit(BITS * w), high=lit(BITS * w + BITS - 1)),
+                              up),
+                true=exp.BitwiseLeftShift(this=exp.cast(lit(1), "BIGINT"), expression=exp.cast(exp.Sub(
+                    this=col("bucket", "b"), expression=lit(BITS * w)), "INT")))], default=lit(0))), f"w{w}")
+                for w in words]
+            return ctx.create_temp("scounts", render("sabre/slices", buckets=buckets, numbers=numbers, m=lit(m),
+                                                     start=first, next=after, vector=vector,
+                                                     keys=[col(f"w{w}") for w in words]))
 
         m, probes = self._search(ctx, top, lambda mid: self._passes(ctx, counts(mid), whole))
         shared, labels, levels = class_labels(hs, ctx.backend)
-        parts = ctx.create_temp("slabels", render("sabre/labels", segments=segments(m), codes=freq.codes,
-                                                  cells=freq.cells, shared=shared, labels=labels, levels=levels))
+        parts = from_pieces("slabels", m, "sabre/labels", cells=freq.cells, shared=shared, labels=labels,
+                            levels=levels)
         at = {q.column: i for i, q in enumerate(frag.qis)}
         columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
                    for c in frag.columns]
@@ -148,10 +188,10 @@ class Sabre:
             passes(hi)
         return lo, probes
 
-    def _passes(self, ctx: RunContext, counts_select: exp.Expression, whole: str) -> tuple[bool, float]:
-        """Whether every candidate class satisfies every model, as the criteria measure it, and
-        the largest t-closeness distance of a class (0 when not measured)."""
-        counts = ctx.create_temp("scounts", counts_select)
+    def _passes(self, ctx: RunContext, counts: str, whole: str) -> tuple[bool, float]:
+        """Whether every candidate class (their counts, dropped here) satisfies every model, as
+        the criteria measure it, and the largest t-closeness distance of a class (0 when not
+        measured)."""
         try:
             criteria = for_requirement(self.req)
             aggs: dict[str, exp.Expression] = {}
