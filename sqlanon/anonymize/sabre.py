@@ -153,8 +153,9 @@ class Sabre:
         at = {q.column: i for i, q in enumerate(frag.qis)}
         columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
                    for c in frag.columns]
+        kept = [col(c, "s") for c in frag.columns if c not in at]
         released = ctx.create_temp("released", render("sabre/release", columns=columns, src=src, ranked=ranked,
-                                                      labels=parts, m=lit(m)))
+                                                      labels=parts, m=lit(m), kept=kept))
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
                                               .from_(table(parts))), [q.column for q in frag.qis]) \
             if hs and ctx.live else {q.column: {} for q in frag.qis}

@@ -1,4 +1,4 @@
--- The class numbers 0 … :count - 1, taken from the rows (there are more rows than classes).
-SELECT j
-FROM (SELECT ROW_NUMBER() OVER () - 1 AS j FROM :src) AS x
-WHERE j < :count
+-- The class numbers 0 … :count - 1, one per row of the first :count rows (there are more rows
+-- than classes): the scan stops there.
+SELECT ROW_NUMBER() OVER () - 1 AS j
+FROM (SELECT 1 AS one FROM :src LIMIT :count) AS x
