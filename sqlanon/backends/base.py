@@ -70,6 +70,12 @@ class Backend:
         is refused."""
         return self.binary_text(injective_text(values, self)), None
 
+    def fenced(self, select: exp.Select) -> exp.Select:
+        """A derived table the planner computes once and does not merge into the query that
+        reads it, where merging would copy its subqueries to every reference (MariaDB does not
+        merge a derived table with subqueries in its select list)."""
+        return select
+
     def drop_temp_tables(self, names: list[str]) -> list[exp.Drop]:
         """The statements that drop ``names``: one when the database allows it."""
         groups = [names] if self.drop_many else [[n] for n in names]

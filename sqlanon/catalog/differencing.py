@@ -60,13 +60,22 @@ def _compare(catalog: Catalog, name: str, mine: exp.Expression | None, persons: 
     new = mine if mine is not None else exp.true()
     for at in range(0, len(earlier), PER_PASS):
         batch = earlier[at:at + PER_PASS]
+        # every selection (naming the table itself: Fragment.selections) evaluated once per row,
+        # a joined one's subquery once per pass, in a derived table of flags that the counts read
+        olds = [sqlglot.parse_one(predicate, read=ctx.backend.dialect) if predicate else exp.true()
+                for _, predicate in batch]
+        flags = exp.select(_holds(new, "_sa_n"), *[_holds(o, f"_sa_o{i}") for i, o in enumerate(olds)],
+                           *[exp.alias_(col(p, name), f"_sa_p{j}", quoted=True) for j, p in enumerate(persons)]) \
+            .from_(table(name, name))
         counts: list[exp.Expression] = []
-        for _, predicate in batch:
-            old = sqlglot.parse_one(predicate, read=ctx.backend.dialect) if predicate else exp.true()
-            for a, b in ((new, old), (old, new)):
-                counts += [_only(a, b, None)] + [_only(a, b, col(p, name)) for p in persons]
-        # the predicates name the table itself (Fragment.selections)
-        row = ctx.query(exp.select(*counts).from_(table(name, name)))[0]
+        for i in range(len(batch)):
+            for a, b in (("_sa_n", f"_sa_o{i}"), (f"_sa_o{i}", "_sa_n")):
+                cond = exp.and_(col(a), exp.Not(this=col(b)))
+                counts.append(exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
+                                                    default=exp.Literal.number(0))))
+                counts += [exp.Count(this=exp.Distinct(expressions=[exp.Case(ifs=[exp.If(
+                    this=cond.copy(), true=col(f"_sa_p{j}"))])])) for j in range(len(persons))]
+        row = ctx.query(exp.select(*counts).from_(ctx.backend.fenced(flags).subquery("f")))[0]
         per = 2 * (1 + len(persons))
         for i, (release, _) in enumerate(batch):
             if any(0 < int(n or 0) < floor for n in row[per * i:per * (i + 1)]):
@@ -77,11 +86,6 @@ def _compare(catalog: Catalog, name: str, mine: exp.Expression | None, persons: 
                     "describe those rows")
 
 
-def _only(a: exp.Expression, b: exp.Expression, person: exp.Expression | None) -> exp.Expression:
-    """Rows where ``a`` holds and ``b`` does not (NULL counts as not holding), or the distinct
-    values of ``person`` among them."""
-    cond = exp.and_(exp.Paren(this=a.copy()),
-                    exp.Not(this=exp.func("COALESCE", exp.Paren(this=b.copy()), exp.false())))
-    if person is not None:
-        return exp.Count(this=exp.Distinct(expressions=[exp.Case(ifs=[exp.If(this=cond, true=person)])]))
-    return exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))], default=exp.Literal.number(0)))
+def _holds(condition: exp.Expression, name: str) -> exp.Expression:
+    """Whether ``condition`` holds for the row (NULL counts as not holding), as a column."""
+    return exp.alias_(exp.func("COALESCE", exp.Paren(this=condition.copy()), exp.false()), name, quoted=True)
