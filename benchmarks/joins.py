@@ -8,7 +8,11 @@ is measured three ways, each in a fresh process:
 
 - ``single``: the query over ``adult`` itself, the baseline;
 - ``joined``: the same columns through ``persons JOIN census`` (m = 1: the same classes);
-- ``one_to_many``: ``persons JOIN stays``, where classes need (k−1)·m + 1 rows (m = 3).
+- ``one_to_many``: ``persons JOIN stays``, where classes need (k−1)·m + 1 rows (m = 3);
+- ``diff_single`` and ``diff_joined``: with the catalog, six selections (``age >= 20``, 25, …,
+  45) of ``adult`` and of ``persons JOIN census`` one after the other; the figure is the
+  differencing check of the sixth, which compares it with the five before (a joined selection
+  is compared table by table, each earlier one a subquery over the join).
 
 Usage:  python benchmarks/joins.py [--backends sqlite,postgresql,mysql] [--json out.json]
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
@@ -79,9 +83,35 @@ def policy(hdir: str) -> dict:
     }}
 
 
+DIFFERENCING = {
+    "diff_single": "SELECT occupation, COUNT(*) AS n FROM adult WHERE age >= {} GROUP BY occupation",
+    "diff_joined": "SELECT c.occupation, COUNT(*) AS n FROM persons p JOIN census c ON c.person_id = p.id "
+                   "WHERE p.age >= {} GROUP BY c.occupation",
+}
+
+
+def measure_differencing(url: str, hdir: str, which: str) -> dict:
+    import sqlanon
+
+    with sqlanon.connect(url, policy(hdir), catalog=True) as db:
+        assert db.catalog is not None
+        with db.catalog.db.engine.begin() as c:
+            c.execute(db.catalog.t.releases.delete())
+        for age in (20, 25, 30, 35, 40, 45):
+            t0 = time.perf_counter()
+            res = db.execute(DIFFERENCING[which].format(age))
+            wall = time.perf_counter() - t0
+    rep = res.report
+    return {"wall": round(wall, 3), "guard": round(rep.seconds.get("guard", 0.0), 3), "rows_in": rep.rows_in,
+            "classes": rep.classes, "k": rep.requirement["k"], "kl_sum": round(rep.kl_sum, 4),
+            "statements": rep.statements}
+
+
 def measure(url: str, hdir: str, which: str) -> dict:
     import sqlanon
 
+    if which in DIFFERENCING:
+        return measure_differencing(url, hdir, which)
     with sqlanon.connect(url, policy(hdir)) as db:
         t0 = time.perf_counter()
         res = db.execute(QUERIES[which])
@@ -108,12 +138,14 @@ def main() -> None:
         for backend in args.backends.split(","):
             url = backend_url(backend, hdir / "joins.db", stops)
             prepare(url)
-            for which in QUERIES:
+            for which in [*QUERIES, *DIFFERENCING]:
                 run = subprocess.run([sys.executable, __file__, "--child", url, str(hdir), which], check=True,
                                      capture_output=True, text=True)
                 out[f"{backend}/{which}"] = figures = json.loads(run.stdout)
-                base = out[f"{backend}/single"]["wall"]
-                print(f"{backend:10s} {which:12s} {figures['wall']:7.2f} s  ×{figures['wall'] / base:4.2f} of single  "
+                base = out[f"{backend}/{'diff_single' if which in DIFFERENCING else 'single'}"]
+                guard = f"  differencing {figures['guard']:.2f} s (×{figures['guard'] / max(base['guard'], 1e-3):.1f})" \
+                    if which in DIFFERENCING else ""
+                print(f"{backend:10s} {which:12s} {figures['wall']:7.2f} s  ×{figures['wall'] / base['wall']:4.2f}{guard}  "
                       f"k={figures['k']} classes={figures['classes']} KL={figures['kl_sum']} "
                       f"rows={figures['rows_in']} statements={figures['statements']}", flush=True)
     for stop in stops:

@@ -73,7 +73,7 @@ class Backend:
     def fenced(self, select: exp.Select) -> exp.Select:
         """A derived table the planner computes once and does not merge into the query that
         reads it, where merging would copy its subqueries to every reference (MariaDB does not
-        merge a derived table with subqueries in its select list)."""
+        merge a derived table with subqueries in its select list; PostgreSQL and SQLite do)."""
         return select
 
     def drop_temp_tables(self, names: list[str]) -> list[exp.Drop]:

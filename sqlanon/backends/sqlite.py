@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sqlglot import exp
+
 from sqlanon.backends import sqlite_statistics
 from sqlanon.backends.base import Backend
 
@@ -14,6 +16,11 @@ class SQLiteBackend(Backend):
     dialect = "sqlite"
     drop_many = False
     title = "SQLite"
+
+    def fenced(self, select: exp.Select) -> exp.Select:
+        # the query flattener leaves a subquery with a LIMIT alone (a differencing pass over a
+        # joined selection on Adult: 3.5 s flattened, 0.7 s fenced)
+        return select.limit(-1).offset(0)
 
     def session_setup(self, cursor: Any) -> None:
         cursor.execute("PRAGMA temp_store = MEMORY")
