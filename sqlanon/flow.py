@@ -111,7 +111,7 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
                 frag = recoder.prepare(frag, chosen.method, ctx)
             src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
             linked: list[str] = []
-            if frag.link is not None:
+            if frag.persons:
                 req, linked = per_person(frag, src, req, ctx)
                 method = REGISTRY[chosen.method](req)
         if guard is not None:

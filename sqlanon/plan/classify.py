@@ -64,5 +64,7 @@ def classify(analysis: Analysis, rows: int | None) -> Classification:
     joined = analysis.joined or analysis.link is not None
     if joined:
         column, why = False, "a join matches whole rows"
+    elif analysis.policy.person is not None:
+        column, why = False, f"a person's rows are counted together (person: {analysis.policy.person})"
     return Classification(complex=grouped or aggregates or joined, column_oriented=column, rows=rows,
                           why=why, joined=joined)

@@ -41,6 +41,10 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     if analysis.link is not None and requirement.method == "slicing":
         raise QueryRejected("slicing of a join of protected tables", f"{analysis.policy.table}: slicing breaks "
                             "rows apart, and the persons behind a joined release are counted in classes of whole rows")
+    if analysis.policy.person is not None and requirement.method == "slicing":
+        raise QueryRejected("slicing of a table with several rows per person", f"{analysis.policy.table}: slicing "
+                            "breaks rows apart, and persons (person: "
+                            f"{analysis.policy.person}) are counted in classes of whole rows")
     if requirement.method != "auto":
         if requirement.method not in REGISTRY:
             raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)

@@ -15,7 +15,7 @@ from sqlanon.policy.model import (
     METHODS, Alpha, Closeness, Diversity, Policy, QuasiIdentifier, Requirement, Sensitive, Slicing, TablePolicy,
 )
 
-TABLE_KEYS = {"identifiers", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
+TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
                 "difference_window", "across_releases"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
@@ -84,8 +84,12 @@ def _table(table: str, spec: Any, base: Path) -> TablePolicy:
             if c in seen:
                 raise PolicyError(f"named as {seen[c]} and as {role}", table=table, column=c)
             seen[c] = role
+    person = spec.get("person")
+    if person is not None and (not isinstance(person, str) or person not in identifiers):
+        raise PolicyError("'person' must name one of the identifier columns (the one whose value is one person)",
+                          table=table)
     requirement = _requirement(table, spec.get("privacy"), sensitive, qis)
-    return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement)
+    return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement, person)
 
 
 def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:

@@ -176,6 +176,9 @@ class TablePolicy:
     sensitive: tuple[Sensitive, ...]
     insensitive: tuple[str, ...]
     requirement: Requirement
+    #: the identifier column whose value is one person, in a table with several rows per person
+    #: (visits): every class then holds k persons, not k rows (pushdown/persons.py)
+    person: str | None = None
 
     def qi(self, column: str) -> QuasiIdentifier | None:
         return next((q for q in self.quasi_identifiers if q.column == column), None)

@@ -47,8 +47,18 @@ class Fragment:
 
     @property
     def released_columns(self) -> tuple[str, ...]:
+        """The columns a stored release keeps: never a row key or person column the policy
+        does not release."""
         releasable = set(self.policy.releasable)
-        return tuple(c for c in self.columns if c not in self.key or c in releasable)
+        return tuple(c for c in self.columns if c in releasable)
+
+    @property
+    def persons(self) -> tuple[str, ...]:
+        """The columns that recognise the persons behind the rows, where a person may have
+        several (a join's person links, or the policy's ``person``): classes count them."""
+        if self.link is not None:
+            return self.link.persons
+        return (self.policy.person,) if self.policy.person else ()
 
     def with_key(self, key: tuple[str, ...]) -> "Fragment":
         return replace(self, columns=self.columns + tuple(c for c in key if c not in self.columns), key=key)
@@ -108,10 +118,11 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     qis = tuple(q for q in tp.quasi_identifiers if q.column in carried)
     families = column_families(analysis, db)
     link = analysis.link
-    persons = link.persons if link is not None else ()
-    text = frozenset(c for c in columns + persons if families[c] in ("text", "other"))
-    frag = Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text, link=link)
-    return frag.with_key(persons) if persons else frag
+    # the persons travel with the rows, inside the database, to be counted in every class
+    persons = link.persons if link is not None else (tp.person,) if tp.person else ()
+    columns += tuple(c for c in persons if c not in columns)
+    text = frozenset(c for c in columns if families[c] in ("text", "other"))
+    return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text, link=link)
 
 
 def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[str, ...] = ()) -> exp.Select:

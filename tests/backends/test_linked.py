@@ -87,7 +87,7 @@ def test_every_class_of_a_joined_release_holds_k_persons(session, method):
     assert res.report.requirement["k"] == (K - 1) * m + 1 and res.report.requirement["persons"]["k"] == K
     checks = {c["criterion"]: c["ok"] for c in res.report.checks}
     assert checks == {"k-anonymity": True, "k-anonymity over persons": True}
-    assert any(f"up to {m} joined row(s)" in n for n in res.report.notes)
+    assert any(f"up to {m} row(s)" in n for n in res.report.notes)
 
 
 def test_a_one_to_one_join_keeps_k(session):
