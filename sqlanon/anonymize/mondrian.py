@@ -2,12 +2,14 @@
 
 Greedy top-down cuts on the frequency table: every open partition is cut at the median row
 along the quasi-identifier with the widest extent whose two halves both satisfy every model
-(k, α, l-diversity, t-closeness — the last two by the criteria's own SQL); a partition with no
-such cut is final. One pass cuts every open partition at once — six statements, three more for
-t — so the number of statements grows with the depth of the cuts (about log2(n/k)), not with
-the rows. A taxonomy attribute is cut along its ancestor path, so that a part keeps whole
-subtrees where it can; each part releases, per attribute, its rows' common value at the lowest
-level of the hierarchy that has one.
+(k, α, l-diversity, t-closeness — the last two by the criteria's own SQL; k alone by the
+halves' sizes, which the candidates carry); a partition with no such cut is final. One pass
+cuts every open partition at once, and its cells move on to a table of open cells or to the
+final ones: the same statements over the same tables every pass, so the passes run as one
+server-side loop where the database has one, and the number of statements grows with the
+depth of the cuts (about log2(n/k)), not with the rows. A taxonomy attribute is cut along its
+ancestor path, so that a part keeps whole subtrees where it can; each part releases, per
+attribute, its rows' common value at the lowest level of the hierarchy that has one.
 
 Mondrian suppresses nothing: a selection that fails a model as a whole is released as one part
 and refused by verification, which measures every model on the released rows again.
@@ -29,10 +31,6 @@ from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
-
-#: a guard against a cut that never converges; each pass closes or halves every open part
-MAX_PASSES = 200
-
 
 class Mondrian:
     name: ClassVar[str] = "mondrian"
@@ -68,18 +66,18 @@ class Mondrian:
             conds.append(TCloseness(self.req.t).within(col("dist")))
         return exp.and_(*conds)
 
-    def _distances(self, halves: str, whole: str, m: int, ctx: RunContext) -> str:
-        """The halves with each half's t-closeness distance from the whole selection (column d),
-        measured by the criterion's own SQL on the halves as classes."""
+    def _distances(self, halves: str, whole: str, m: int) -> list[tuple[str, exp.Expression]]:
+        """CTEs that give the halves (``halves_raw``) each half's t-closeness distance from the
+        whole selection (column d, in ``halves``), measured by the criterion's own SQL on the
+        halves as classes."""
         assert self.req.t is not None
         mul = lit(2 * max(m, 1))
-        counts = ctx.create_temp("hcounts", lambda: render("mondrian/half_counts", halves=halves, mul=mul),
-                                 key="hcounts")
-        dist = ctx.create_temp("hdist", lambda: TCloseness(self.req.t).per_class(counts, whole), key="hdist")
-        out = ctx.create_temp("halves_t", lambda: render("mondrian/halves_d", halves=halves, dist=dist, mul=mul),
-                              key="halves_t")
-        ctx.drop(counts, dist, halves)
-        return out
+        dist = TCloseness(self.req.t).per_class("hcounts", whole)
+        inner = dist.args.get("with_")
+        dist.set("with_", None)
+        return [("hcounts", render("mondrian/half_counts", halves=halves, mul=mul)),
+                *[(c.alias_or_name, c.this) for c in (inner.expressions if inner else [])],
+                ("hdist", dist), ("halves", render("mondrian/halves_d", halves=halves, dist="hdist", mul=mul))]
 
     @staticmethod
     def _side(m: int, cut: str) -> exp.Expression:
@@ -88,61 +86,88 @@ class Mondrian:
             ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", cut)), true=lit(0))],
             default=lit(1))) for i in range(m)], default=lit(0))
 
+    def _choice(self, cur: str, m: int, domains: list[int], whole: str | None) -> exp.Select:
+        """One pass's cuts of the open partitions in ``cur``, as one query: the candidates, the
+        halves where a model needs their sensitive values, and the cut each partition takes."""
+        candidates = _union([render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
+                                    domain=lit(max(domains[i] - 1, 1))) for i in range(m)])
+        # new partition ids follow the largest in use: all of them open, made by the last pass
+        in_use = exp.select(exp.Max(this=col("pid"))).from_(table(cur)).subquery()
+        ctes: list[tuple[str, exp.Expression]] = [("cand", candidates)]
+        if self.req.alpha is None and self.req.l is None and self.req.t is None:
+            pick = render("mondrian/choice_sizes", candidates="cand", k=lit(self.req.k), parts=in_use)
+        else:
+            halves = render("mondrian/halves", side=self._side(m, "k"), cur=cur, candidates="cand")
+            if whole is not None:
+                ctes += [("halves_raw", halves), *self._distances("halves_raw", whole, m)]
+            else:
+                ctes.append(("halves", halves))
+            pick = render("mondrian/choice", halves="halves", candidates="cand", half_ok=self._half_ok(),
+                          l=lit(self.req.l.value if self.req.l else 1), parts=in_use)
+        for name, q in ctes:
+            pick = pick.with_(name, as_=q, copy=False)
+        return pick
+
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx, self.checked)
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
+        be = ctx.backend
 
         positions = [exp.alias_(exp.Window(this=exp.DenseRank(), order=exp.Order(
             expressions=[exp.Ordered(this=e) for e in order(hs, i)])), f"pos_{i}") for i in range(m)]
-        cur = ctx.create_temp("part_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
+        cur = ctx.create_temp("open_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
-        # positions per attribute, the denominator of a partition's normalized width
-        found = ctx.query(exp.select(*[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur))) if m else []
-        domains = [int(v or 1) for v in found[0]] if found else [1] * m
         whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.codes, cells=freq.cells)) \
-            if self.req.t is not None else None
-        # Every pass sends the same statements over tables of the same names (the partitions
-        # alternate between two), so their text is built once per run (RunContext keys).
-        passes = 0
-        while m and passes < MAX_PASSES:
-            passes += 1
-            nxt_hint = "part_b" if cur.endswith("part_a") else "part_a"
-            candidates = ctx.create_temp("cand", lambda: _union([
-                render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
-                       domain=lit(max(domains[i] - 1, 1))) for i in range(m)]), key=("cand", cur))
-            halves = ctx.create_temp("halves", lambda: render(
-                "mondrian/halves", side=self._side(m, "k"), cur=cur, candidates=candidates), key=("halves", cur))
-            if whole is not None:
-                halves = self._distances(halves, whole, m, ctx)
-            # new partition ids follow the largest in use
-            in_use = exp.select(exp.Max(this=col("pid"))).from_(table(cur)).subquery()
-            choice = ctx.create_temp("choice", lambda: render(
-                "mondrian/choice", halves=halves, candidates=candidates, half_ok=self._half_ok(),
-                l=lit(self.req.l.value if self.req.l else 1), parts=in_use), key=("choice", cur))
-            cuts = int(ctx.scalar(lambda: exp.select(exp.Count(this=exp.Star())).from_(table(choice)),
-                                  key="cuts") or 0) if ctx.live else 0
-            nxt = ctx.create_temp(nxt_hint, lambda: render(
-                "mondrian/cut", cur=cur, choice=choice, side=self._side(m, "ch"),
-                positions=[col(f"pos_{i}", "c") for i in range(m)]), key=("cut", cur))
-            ctx.drop(cur, candidates, halves, choice)
-            cur = nxt
-            if not cuts:
-                break
+            if self.req.t is not None and m else None
+        parts, passes, kept = cur, 0, []
+        if m:
+            # positions per attribute, the denominator of a partition's normalized width
+            found = ctx.query(exp.select(*[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))
+            domains = [int(v or 1) for v in found[0]] if found else [1] * m
+            empty = exp.select("*").from_(table(cur)).where(exp.false())
+            nxt = ctx.create_temp("open_b", empty)
+            parts = ctx.create_temp("closed", exp.select(col("cell"), col("pid"), col("depth")).from_(table(cur))
+                                    .where(exp.false()))
+            choice = ctx.create_temp("choice", exp.select("*").from_(self._choice(cur, m, domains, whole)
+                                                                      .subquery("x")).where(exp.false()))
+            names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
 
-        shared, labels, levels = class_labels(hs, ctx.backend)
-        parts = ctx.create_temp("labels", render("mondrian/labels", cur=cur, codes=freq.codes, cells=freq.cells,
-                                                 shared=shared, labels=labels, levels=levels))
+            def one_pass(src_: str, dst: str) -> list[exp.Expression]:
+                """Cut the open partitions of src_ into dst; the others close. Every pass sends
+                the same statements over the same tables, so a loop runs them inside the server."""
+                choose, staged = ctx.staged(f"cut_{src_[-1]}", exp.insert(self._choice(src_, m, domains, whole),
+                                                                          table(choice)))
+                kept.extend(staged)
+                return [be.empty(choice), *choose,
+                        exp.insert(render("mondrian/close", cur=src_, choice=choice), table(parts),
+                                   columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid", "depth")]),
+                        exp.insert(render("mondrian/cut", cur=src_, choice=choice, side=self._side(m, "ch"),
+                                          positions=[col(f"pos_{i}", "c") for i in range(m)]),
+                                   table(dst), columns=[exp.to_identifier(c, quoted=True) for c in names]),
+                        be.empty(src_)]
+
+            # A pass cuts every open partition in two non-empty parts or closes it, so the
+            # loop ends: two passes per turn, from one table of open cells to the other and back.
+            ctx.repeat(lambda: exp.select(exp.Exists(this=exp.select(lit(1)).from_(table(cur)))),
+                       [*one_pass(cur, nxt), *one_pass(nxt, cur)], key="mondrian", hash_joins=True)
+            # the last pass cuts nothing, and follows the deepest cut
+            passes = int(ctx.scalar(exp.select(exp.Max(this=col("depth"))).from_(table(parts))) or 0) + 1
+            ctx.drop(cur, nxt, choice, *kept)
+
+        shared, labels, levels = class_labels(hs, be)
+        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=freq.codes,
+                                                    cells=freq.cells, shared=shared, labels=labels, levels=levels))
         columns = []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
             columns.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
-        released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=cur,
-                                                      cells=freq.cells, labels=parts))
+        released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=parts,
+                                                      cells=freq.cells, labels=labelled))
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
-                                              .from_(table(parts))), [q.column for q in frag.qis]) \
+                                              .from_(table(labelled))), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(cur, parts, freq.codes, freq.cells, *([whole] if whole else []))
+        ctx.drop(parts, labelled, freq.codes, freq.cells, *([whole] if whole else []))
         return Release(table=released, columns=frag.columns, levels=histogram,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 

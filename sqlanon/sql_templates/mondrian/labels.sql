@@ -3,7 +3,7 @@
 -- :shared, and one of its cells), and that level (:levels).
 SELECT x.pid, :labels, :levels, x.n
 FROM (
-  SELECT c.pid, MIN(c.cell) AS cell, :shared, SUM(c.n) AS n
+  SELECT c.pid, MIN(c.cell) AS cell, :shared, SUM(o.n) AS n
   FROM :cur AS c
   JOIN :codes AS o ON o.cell = c.cell
   GROUP BY c.pid
