@@ -1,7 +1,9 @@
-"""k-anonymity over persons: every class of a joined release holds rows of at least k distinct
-persons. Counting joined rows is not enough — one person matched many times would fill a class
+"""k-anonymity over persons: every class of a release whose persons may have several rows (a join
+of protected tables, or a table whose policy names its ``person``) holds rows of at least k
+distinct persons. Counting rows is not enough — one person with many rows would fill a class
 alone — so the persons are counted by the column that recognises them, which the release carries
-inside the database and never returns."""
+inside the database and never returns. Rows without a person value count as one person together,
+as pushdown/persons.py counts them: the cautious reading."""
 from __future__ import annotations
 
 from dataclasses import dataclass
