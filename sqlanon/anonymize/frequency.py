@@ -78,7 +78,8 @@ def _codes(cells: str, columns: list[str], names: list[str]) -> exp.Select:
     q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c")).from_(table(cells, "c"))
     for j, (c, name) in enumerate(zip(columns, names)):
         d = f"d{j}"
-        q = q.join(render("anonymize/code_lookup", g=col(c), cells=cells).subquery(d), join_type="left",
-                   on=col("v", d).eq(col(c, "c")))
+        lookup = render("anonymize/code_lookup", g=col(c), cells=cells).subquery(d, copy=False)
+        # in place: a copy per join would copy the growing query again each time
+        q = q.join(lookup, join_type="left", on=col("v", d).eq(col(c, "c")), copy=False)
         q = q.select(exp.alias_(exp.func("COALESCE", col("code", d), lit(0)), name), copy=False)
     return q

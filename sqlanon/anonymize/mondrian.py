@@ -129,15 +129,15 @@ class Mondrian:
             nxt = ctx.create_temp("open_b", empty)
             parts = ctx.create_temp("closed", exp.select(col("cell"), col("pid"), col("depth")).from_(table(cur))
                                     .where(exp.false()))
-            choice = ctx.create_temp("choice", exp.select("*").from_(self._choice(cur, m, domains, whole)
-                                                                      .subquery("x")).where(exp.false()))
+            choice = ctx.create_temp("choice", exp.select("*").from_(
+                self._choice(cur, m, domains, whole).subquery("x", copy=False), copy=False).where(exp.false()))
             names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
 
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
                 the same statements over the same tables, so a loop runs them inside the server."""
-                choose, staged = ctx.staged(f"cut_{src_[-1]}", exp.insert(self._choice(src_, m, domains, whole),
-                                                                          table(choice)))
+                choose, staged = ctx.staged(f"cut_{src_[-1]}", exp.insert(
+                    self._choice(src_, m, domains, whole), table(choice), copy=False))
                 kept.extend(staged)
                 return [be.empty(choice), *choose,
                         exp.insert(render("mondrian/close", cur=src_, choice=choice), table(parts),
