@@ -199,7 +199,8 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
                                     "protected tables (an equality with an identifier of the other table)",
                                     fragment=f.sql())
     tables = tuple(sorted(policies))
-    persons = _persons(tables, links, label)
+    declared = [(t, tp.person) for t, tp in policies.items() if tp is not None and tp.person]
+    persons = _persons(tables, links, declared, label)
 
     # every releasable column of every table, under its own name unless two tables share it
     owners: dict[str, list[str]] = {}
@@ -239,10 +240,12 @@ def analyze_linked(tree: exp.Select, db: Database, policy: Policy) -> Linked:
                   needed=tuple(c for c in merged_policy.releasable if c in needed), joined=bool(others))
 
 
-def _persons(tables: tuple[str, ...], links: list[exp.EQ], label: str) -> list[exp.Column]:
-    """One column per set of identifier columns the links make equal; every table must be
-    reached, or the join pairs rows of unrelated persons."""
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
+def _persons(tables: tuple[str, ...], links: list[exp.EQ], declared: list[tuple[str, str]],
+             label: str) -> list[exp.Column]:
+    """One column per set of identifier columns the links make equal, and one for each table's
+    declared ``person`` no link reaches (visits linked to labs by visit id are still counted by
+    patient); every table must be reached, or the join pairs rows of unrelated persons."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {x: x for x in declared}
 
     def find(x: tuple[str, str]) -> tuple[str, str]:
         parent.setdefault(x, x)

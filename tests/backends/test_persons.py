@@ -82,3 +82,23 @@ def test_the_person_column_stays_in_the_database(url):
 def test_person_must_be_an_identifier(url):
     with pytest.raises(sqlanon.PolicyError, match="'person' must name one of the identifier columns"):
         sqlanon.connect(url, policy=policy(person="age"))
+
+
+def test_a_join_by_another_identifier_still_counts_the_declared_person(url):
+    """Labs linked to visits by visit id: the link alone would count visits as persons, and
+    patient 7's 25 visits could fill a class; the visits table's ``person`` is counted too."""
+    load_table(url, "labs", [("lab_id", "int"), ("vid", "int"), ("result", "text")],
+               [(vid, vid, "high" if vid % 3 else "normal") for vid, *_ in visits()])
+    pol = policy()
+    pol["tables"]["labs"] = {"identifiers": ["lab_id", "vid"], "sensitive": {"result": {}},
+                             "privacy": {"k": K, "max_suppression": 0}}
+    with sqlanon.connect(url, policy=pol) as db:
+        res = db.execute("SELECT v.age, v.zip, l.result FROM visits v JOIN labs l ON l.vid = v.vid",
+                         method="mondrian")
+    rows = visits()
+    assert len(res.rows) == len(rows)
+    for age, zip_ in {(a, z) for a, z, _ in res.rows}:
+        persons = {r[1] for r in rows if covers(age, r[2]) and covers(zip_, r[3])}
+        assert len(persons) >= K, (age, zip_, persons)
+    assert len(res.report.requirement["persons"]["columns"]) == 2
+    assert res.report.requirement["k"] == (K - 1) * 25 + 1
