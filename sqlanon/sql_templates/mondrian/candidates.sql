@@ -4,7 +4,8 @@
 -- the cut, total the partition's (so that k alone is judged here, mondrian/choice_sizes);
 -- width is the partition's extent along the attribute over the attribute's whole extent
 -- (:domain positions). The rows are first counted per position, so the windows sort
--- positions, not cells.
+-- positions, not cells; the counts are summed as floating point (exact below 2^53), not as
+-- PostgreSQL's NUMERIC sum of integers, slow in the windows.
 SELECT pid, qi, width, CASE WHEN med < hi THEN med ELSE below END AS s,
        CASE WHEN med < hi THEN med_cum ELSE below_cum END AS lo, total
 FROM (
@@ -15,7 +16,7 @@ FROM (
   FROM (
     SELECT pid, pos, SUM(rows_at) OVER (PARTITION BY pid ORDER BY pos) AS cum,
            SUM(rows_at) OVER (PARTITION BY pid) AS total, MAX(pos) OVER (PARTITION BY pid) AS hi
-    FROM (SELECT pid, :pos AS pos, SUM(n) AS rows_at FROM :cur GROUP BY pid, :pos) AS g
+    FROM (SELECT pid, :pos AS pos, CAST(SUM(n) AS DOUBLE) AS rows_at FROM :cur GROUP BY pid, :pos) AS g
   ) AS x
   GROUP BY pid
   HAVING MAX(hi) > MIN(pos)
