@@ -3,13 +3,14 @@
 Greedy top-down cuts on the frequency table: every open partition is cut at the median row
 along the quasi-identifier with the widest extent whose two halves both satisfy every model
 (k, α, l-diversity, t-closeness — the last two by the criteria's own SQL; k alone by the
-halves' sizes, which the candidates carry); a partition with no such cut is final. One pass
-cuts every open partition at once, and its cells move on to a table of open cells or to the
-final ones: the same statements over the same tables every pass, so the passes run as one
-server-side loop where the database has one, and the number of statements grows with the
-depth of the cuts (about log2(n/k)), not with the rows. A taxonomy attribute is cut along its
-ancestor path, so that a part keeps whole subtrees where it can; each part releases, per
-attribute, its rows' common value at the lowest level of the hierarchy that has one.
+halves' sizes, which the candidates carry, so that only the widest attribute's cut is measured
+where it holds); a partition with no such cut is final. One pass cuts every open partition at
+once, and its cells move on to a table of open cells or to the final ones: the same statements
+over the same tables every pass, so the passes run as one server-side loop where the database
+has one, and the number of statements grows with the depth of the cuts (about log2(n/k)), not
+with the rows. A taxonomy attribute is cut along its ancestor path, so that a part keeps whole
+subtrees where it can; each part releases, per attribute, its rows' common value at the lowest
+level of the hierarchy that has one.
 
 Mondrian suppresses nothing: a selection that fails a model as a whole is released as one part
 and refused by verification, which measures every model on the released rows again.
@@ -87,16 +88,40 @@ class Mondrian:
             default=lit(1))) for i in range(m)], default=lit(0))
 
     def _choice(self, cur: str, m: int, domains: list[int], whole: str | None) -> exp.Select:
-        """One pass's cuts of the open partitions in ``cur``, as one query: the candidates, the
-        halves where a model needs their sensitive values, and the cut each partition takes."""
-        candidates = _union([render("mondrian/candidates", qi=lit(i), pos=col(f"pos_{i}"), cur=cur,
-                                    domain=lit(max(domains[i] - 1, 1))) for i in range(m)])
+        """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
+        partition may be cut along, widest first; their candidate cuts; the halves where a model
+        needs their sensitive values; and the cut each partition takes."""
+        extents = exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
+                                           for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
+            .from_(table(cur)).group_by(col("pid"))
+        widths = _union([render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents="extents",
+                                domain=lit(max(domains[i] - 1, 1))) for i in range(m)])
+        rank = exp.Window(this=exp.RowNumber(), partition_by=[col("pid")], order=exp.Order(
+            expressions=[exp.Ordered(this=col("width"), desc=True), exp.Ordered(this=col("qi"))]))
+        ranked = exp.select(col("pid"), col("qi"), col("width"), exp.alias_(rank, "rk")) \
+            .from_(widths.subquery("w", copy=False), copy=False)
+        pos = exp.Case(this=col("qi", "r"), ifs=[exp.If(this=lit(i), true=col(f"pos_{i}", "c")) for i in range(m)])
+
+        def candidates(which: exp.Expression) -> exp.Expression:
+            return render("mondrian/candidates", cur=cur, ranked="ranked", pos=pos, which=which)
+
         # new partition ids follow the largest in use: all of them open, made by the last pass
-        in_use = exp.select(exp.Max(this=col("pid"))).from_(table(cur)).subquery()
-        ctes: list[tuple[str, exp.Expression]] = [("cand", candidates)]
+        in_use = exp.select(exp.Max(this=col("pid"))).from_(table("extents")).subquery()
+        ctes: list[tuple[str, exp.Expression]] = [("extents", extents), ("ranked", ranked)]
         if self.req.alpha is None and self.req.l is None and self.req.t is None:
-            pick = render("mondrian/choice_sizes", candidates="cand", k=lit(self.req.k), parts=in_use)
+            # k alone: a candidate is judged by its halves' sizes, so the widest attribute's
+            # cut is tried first, and the others only where it fails (the cuts stay the same)
+            k = lit(self.req.k)
+            cut_ok = exp.and_(exp.GTE(this=col("lo"), expression=k),
+                              exp.GTE(this=exp.Sub(this=col("total"), expression=col("lo")), expression=k.copy()))
+            done = exp.select(col("pid")).from_(table("widest")).where(cut_ok)
+            rest = candidates(exp.and_(exp.GT(this=col("rk", "r"), expression=lit(1)),
+                                       exp.Not(this=exp.In(this=col("pid", "r"), query=done.subquery()))))
+            ctes += [("widest", candidates(exp.EQ(this=col("rk", "r"), expression=lit(1)))),
+                     ("cand", exp.union(exp.select("*").from_(table("widest")), rest, distinct=False))]
+            pick = render("mondrian/choice_sizes", candidates="cand", k=k, parts=in_use)
         else:
+            ctes.append(("cand", candidates(exp.true())))
             halves = render("mondrian/halves", side=self._side(m, "k"), cur=cur, candidates="cand")
             if whole is not None:
                 ctes += [("halves_raw", halves), *self._distances("halves_raw", whole, m)]
