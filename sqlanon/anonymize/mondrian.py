@@ -154,8 +154,9 @@ class Mondrian:
             nxt = ctx.create_temp("open_b", empty)
             parts = ctx.create_temp("closed", exp.select(col("cell"), col("pid"), col("depth")).from_(table(cur))
                                     .where(exp.false()))
-            choice = ctx.create_temp("choice", exp.select("*").from_(
-                self._choice(cur, m, domains, whole).subquery("x", copy=False), copy=False).where(exp.false()))
+            # the cuts' columns (mondrian/choice*): partition, attribute, position, new partition
+            choice = ctx.create_temp("choice", exp.select(col("pid"), exp.alias_(lit(0), "qi"), exp.alias_(
+                col("pos_0"), "s"), exp.alias_(col("pid"), "upper_pid")).from_(table(cur)).where(exp.false()))
             names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
 
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
