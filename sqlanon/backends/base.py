@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from sqlanon.sql.templates import table
+from sqlanon.sql.write import write
 
 
 class Backend:
@@ -121,7 +122,7 @@ class Backend:
 
     def render(self, e: exp.Expression) -> str:
         # the statement is not used again: let the generator transform it in place
-        return e.sql(dialect=self.dialect, unsupported_level="RAISE", comments=False, copy=False)
+        return write(e, self.dialect, copy=False)
 
 
 def injective_text(values: list[exp.Expression], backend: Backend) -> exp.Expression:

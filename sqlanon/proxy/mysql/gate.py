@@ -21,6 +21,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from sqlanon.errors import QueryRejected
 from sqlanon.parse import EXECUTABLE_COMMENT, MAX_CHARS
+from sqlanon.sql.write import write
 
 DIALECT = "mysql"
 
@@ -147,7 +148,7 @@ def set_names(charset: str, collation: str | None = None) -> str:
 
 
 def _render(tree: exp.Expression) -> str:
-    return tree.sql(dialect=DIALECT, unsupported_level=sqlglot.ErrorLevel.RAISE, comments=False)
+    return write(tree, DIALECT)
 
 
 def _schema(t: exp.Table) -> str:

@@ -25,6 +25,7 @@ from sqlanon.parse import EXECUTABLE_COMMENT, MAX_CHARS
 from sqlanon.proxy.mysql import codec
 from sqlanon.proxy.mysql.gate import DIALECT
 from sqlanon.proxy.mysql.results import time_text
+from sqlanon.sql.write import write
 
 MAX_PARAMS = 1000
 _FIXED = {codec.TINY: "<b", codec.SHORT: "<h", codec.YEAR: "<h", codec.LONG: "<i", codec.INT24: "<i",
@@ -84,8 +85,7 @@ def _render(tree: exp.Expression, values: list[exp.Expression]) -> str:
             return values[int(node.name[1:])].copy()
         return node
 
-    return tree.copy().transform(put).sql(dialect=DIALECT, unsupported_level=sqlglot.ErrorLevel.RAISE,
-                                          comments=False)
+    return write(tree.copy().transform(put), DIALECT)
 
 
 def decode_params(stmt: Prepared, payload: bytes, encoding: str) -> list[Any]:

@@ -19,6 +19,7 @@ from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.parse import parse
 from sqlanon.proxy.pg import codec, gate, values
 from sqlanon.proxy.pg.results import Rows
+from sqlanon.sql.write import write
 
 if TYPE_CHECKING:
     from sqlanon.proxy.pg.backend import Backend
@@ -53,7 +54,7 @@ def bound_sql(stmt: Statement, bind: codec.Bind | None) -> str:
                                   f"requires {needed}")
         formats = codec.formats_for(bind.param_formats, needed)
         literals = [values.literal(t, f, raw) for t, f, raw in zip(types, formats, bind.params)]
-    return values.substitute(tree, literals).sql(dialect="postgres", unsupported_level="RAISE", comments=False)
+    return write(values.substitute(tree, literals), "postgres")
 
 
 @dataclass

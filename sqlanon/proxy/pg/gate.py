@@ -27,6 +27,7 @@ from sqlanon import api
 from sqlanon.errors import QueryRejected
 from sqlanon.parse import MAX_CHARS, parse
 from sqlanon.proxy.pg import catalog
+from sqlanon.sql.write import write
 
 _DIALECT = Postgres()
 
@@ -116,7 +117,7 @@ def decide(sql: str, session: api.Session) -> Decision:
         if catalog.is_catalog([t.text.lower() for t in toks if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)]):
             tree = parse(sql, "postgres").tree
             catalog.check(tree)
-            return Decision("relay", tree.sql(dialect="postgres", unsupported_level="RAISE", comments=False))
+            return Decision("relay", write(tree, "postgres"))
     except QueryRejected as e:
         session.record(sql, "rejected", construct=e.construct, message=e.message, seconds=0.0)
         raise
