@@ -14,7 +14,8 @@ k rows is generalized (greedily, one attribute one level at a time, until they a
   quasi-identifiers (anonymize/order.py). With l, runs are as short as keeps every link below
   1/l (ℓ-diverse slicing): inside a bucket, rows that share the sensitive group's
   quasi-identifier values hold no sensitive value more often than 1/l of them; the number of
-  buckets is found by bisection, one statement per candidate. Without l, buckets hold k rows.
+  buckets is found by bisection, one statement per candidate, which counts on the lines of rows
+  alike along the order (slicing/runs.sql), not on the rows. Without l, buckets hold k rows.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from sqlanon.context import RunContext
 from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, lit, render, table
+from sqlanon.sql.templates import col, ident, lit, render, table
 
 #: the search for the number of buckets stops when its bounds are this close
 SEARCH_RATIO = 1.05
@@ -37,6 +38,19 @@ SEARCH_RATIO = 1.05
 BUCKET = "_sa_bucket"
 #: a fixed seed orders each group by (rank · A + offset) mod P: a permutation, reproducible
 SHUFFLE_A, SHUFFLE_P = 2654435761, 4294967291
+
+
+def _bucket_of(place: exp.Expression, buckets: int, n: int) -> exp.Expression:
+    """The bucket of a place along the order (from 0): ``buckets`` runs of n/buckets places.
+    Integer division: a probe's count of a bucket's places must be the rows' to the row."""
+    scaled = exp.Mul(this=exp.paren(place), expression=lit(buckets))
+    return exp.cast(exp.IntDiv(this=scaled, expression=lit(max(n, 1))), "BIGINT")
+
+
+def _bucket_start(bucket: exp.Expression, buckets: int, n: int) -> exp.Expression:
+    """The first place of a bucket: ceil(bucket · n / buckets), the inverse of ``_bucket_of``."""
+    return exp.cast(exp.IntDiv(this=exp.Add(this=exp.Mul(this=exp.paren(bucket), expression=lit(max(n, 1))),
+                                            expression=lit(buckets - 1)), expression=lit(buckets)), "BIGINT")
 
 
 class Slicing:
@@ -122,7 +136,34 @@ class Slicing:
         return levels
 
     # -- buckets ----------------------------------------------------------------------------
-    def _buckets(self, frag: Fragment, rows: str, n: int, groups: list[tuple[str, ...]],
+    def _sensitive_qis(self, frag: Fragment, groups: list[tuple[str, ...]]) -> list[str]:
+        """The quasi-identifiers in the l attribute's column group: what a link to it goes through."""
+        attr = self.req.l.attribute
+        return [c for g in groups if attr in g for c in g if c != attr and frag.policy.qi(c) is not None]
+
+    def _tail(self, frag: Fragment, groups: list[tuple[str, ...]], levels: dict[str, int],
+              ctx: RunContext) -> list[exp.Expression]:
+        """The last keys of the rows' order (over ``s``) when buckets are searched: the sensitive
+        group's quasi-identifiers as released, then the sensitive value, so that rows alike for
+        a probe are neighbours (one run of slicing/runs.sql)."""
+        be = ctx.backend
+        attr = self.req.l.attribute
+        labels = [be.binary_text(frag.policy.qi(c).hierarchy.expr(col(c, "s"), levels.get(c, 0)))
+                  for c in self._sensitive_qis(frag, groups)]
+        return labels + [be.binary_text(col(attr, "s")) if attr in frag.text_columns else col(attr, "s")]
+
+    def _runs(self, frag: Fragment, freq: str, attributes: list[str], key: list[exp.Expression],
+              tail: list[exp.Expression], codes: dict[int, str], ctx: RunContext) -> str:
+        """The order's runs (slicing/runs.sql): what probes read instead of the rows (Adult at
+        1 M rows: 50 k lines)."""
+        attr = self.req.l.attribute
+        named = [exp.alias_(col(f"r_{i}"), q.column, quoted=True) for i, q in enumerate(frag.qis)] + \
+                [exp.alias_(col(f"a_{attributes.index(attr)}"), attr, quoted=True)]
+        return ctx.create_temp("sruns", join_codes(render(
+            "slicing/runs", gq=[exp.alias_(e, f"q_{i}") for i, e in enumerate(tail[:-1])], sv=tail[-1],
+            order=key + tail, grouped=key + tail, named=named, freq=freq), frag, codes))
+
+    def _buckets(self, frag: Fragment, rows: str, runs: str | None, n: int, groups: list[tuple[str, ...]],
                  ctx: RunContext) -> tuple[exp.Expression, int, int]:
         """The bucket of a row, the number of buckets, and the probes it took."""
         if self.req.slicing.buckets_by in frag.columns:
@@ -130,22 +171,24 @@ class Slicing:
                 if ctx.live else 1
             return col("_sa_by"), count, 0
 
-        def bucket(b: int) -> exp.Expression:
-            return exp.cast(exp.Floor(this=exp.Div(this=exp.Mul(
-                this=exp.cast(col("_sa_rank"), "DOUBLE"), expression=lit(b)), expression=lit(max(n, 1)))), "BIGINT")
-
         hi = max(n // self.req.k, 1)
-        if self.req.l is None:
-            return bucket(hi), hi, 0
-        attr = self.req.l.attribute
-        gq = [c for g in groups if attr in g for c in g if c != attr and frag.policy.qi(c) is not None]
-        sv = ctx.backend.binary_text(col(attr)) if attr in frag.text_columns else col(attr)
+        if runs is None:
+            return _bucket_of(col("_sa_rank"), hi, n), hi, 0
+        labels = [f"q_{i}" for i in range(len(self._sensitive_qis(frag, groups)))]
 
         def passes(b: int) -> bool:
-            bad = ctx.scalar(render("slicing/probe", bucket=bucket(b), sv=sv, rows=rows, l=lit(self.req.l.value),
-                                    gq=[col(c) for c in gq],
-                                    gq_alias=[exp.alias_(col(c), f"q_{i}") for i, c in enumerate(gq)],
-                                    gq_names=[col(f"q_{i}") for i in range(len(gq))]))
+            f, t = col("f", "r"), col("t", "r")
+            # fenced: f and t once per line, not again wherever the pieces read them
+            lines = ctx.backend.fenced(render(
+                "slicing/probe_lines", runs=runs, first=_bucket_of(col("_sa_start"), b, n),
+                last=_bucket_of(exp.Sub(this=exp.Add(this=col("_sa_start"), expression=col("_sa_cnt")),
+                                        expression=lit(1)), b, n)))
+            bad = ctx.scalar(render(
+                "slicing/probe", lines=lines.subquery(), l=lit(self.req.l.value), gq_names=[col(c) for c in labels],
+                gq_runs=[exp.alias_(col(c, "r"), c) for c in labels],
+                first_next=_bucket_start(exp.Add(this=f, expression=lit(1)), b, n),
+                second_next=_bucket_start(exp.Add(this=f, expression=lit(2)), b, n),
+                last_start=_bucket_start(t, b, n)))
             return not bad
 
         lo, probes = 1, 0
@@ -158,7 +201,7 @@ class Slicing:
                 hi = mid - 1
         if not ctx.live:  # a static explain shows one probe
             passes(hi)
-        return bucket(lo), lo, probes
+        return _bucket_of(col("_sa_rank"), lo, n), lo, probes
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         be = ctx.backend
@@ -172,6 +215,9 @@ class Slicing:
         groups = self._groups(frag, freq, attributes, ctx)
         levels = self._levels(frag, freq, attributes, groups, ctx)
         key, codes, n = qi_order(frag, freq, ctx)
+        searched = self.req.l is not None and self.req.slicing.buckets_by not in frag.columns
+        tail = self._tail(frag, groups, levels, ctx) if searched else []
+        runs = self._runs(frag, freq, attributes, key, tail, codes, ctx) if searched else None
         ctx.drop(freq)
 
         columns = []
@@ -185,10 +231,12 @@ class Slicing:
             x = be.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
             by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=x)])),
                               expression=lit(1))
-        rows = ctx.create_temp("srows", join_codes(render("slicing/rows", columns=columns, key=key or [lit(1)],
+        rows = ctx.create_temp("srows", join_codes(render("slicing/rows", columns=columns, key=key + tail or [lit(1)],
                                                           by=by_rank, src=src), frag, codes))
         ctx.drop(*codes.values())
-        bucket, buckets, probes = self._buckets(frag, rows, n, groups, ctx)
+        bucket, buckets, probes = self._buckets(frag, rows, runs, n, groups, ctx)
+        if runs is not None:
+            ctx.drop(runs)
 
         seed = self.req.slicing.seed
         keys = [exp.Rand() if seed is None else exp.Mod(
@@ -197,12 +245,23 @@ class Slicing:
                 for i in range(len(groups))]
         owner = {c: i for i, g in enumerate(groups) for c in g}
         if be.zips_arrays:
-            unnested = [exp.alias_(render("slicing/zip_column", x=col(c), r=col(f"_sa_r{owner[c]}")).expressions[0],
-                                   c, quoted=True) for c in frag.columns]
+            # a group of several columns is aggregated as one value of a row type (an empty temp
+            # table's): one sort per group, not per column, and no tie-break to keep it together
+            types = {i: ctx.create_temp(f"stype_{i}", exp.select(*[col(c) for c in g]).from_(table(rows))
+                                        .where(exp.false())) for i, g in enumerate(groups) if len(g) > 1}
+            zipped = []
+            for i, g in enumerate(groups):
+                x = exp.cast(exp.Anonymous(this="ROW", expressions=[col(c) for c in g]), exp.DataType(
+                    this=exp.DataType.Type.USERDEFINED, kind=table(types[i]))) if i in types else col(g[0])
+                zipped.append(exp.alias_(render("slicing/zip_column", x=x, r=col(f"_sa_r{i}")).expressions[0],
+                                         f"_sa_g{i}"))
+            taken = [exp.alias_(exp.Dot(this=exp.Paren(this=col(f"_sa_g{owner[c]}")), expression=ident(c))
+                                if owner[c] in types else col(f"_sa_g{owner[c]}"), c, quoted=True)
+                     for c in frag.columns]
             released = ctx.create_temp("released", render(
-                "slicing/zipped", rows=rows, bucket=bucket, unnested=unnested,
+                "slicing/zipped", rows=rows, bucket=bucket, zipped=zipped, columns=taken,
                 keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(keys)]))
-            ctx.drop(rows)
+            ctx.drop(rows, *types.values())
         else:
             perms = [ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
                                                           rows=rows, bucket=bucket))

@@ -2,6 +2,7 @@
 shuffled, associated attributes stay together, and k and l hold as measured here."""
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter, defaultdict
 
@@ -117,6 +118,33 @@ def test_searched_buckets_group_associated_attributes(db_url):
     for group in ((0,), (1, 2)):
         assert min(Counter(tuple(r[i] for i in group) for r in res.rows).values()) >= 4
     assert all(c["ok"] for c in res.report.checks) and res.report.classes > 1
+
+
+def test_the_search_counts_buckets_as_the_rows_would(db_url):
+    """The probes count a candidate's buckets on runs of equal rows, split where a bucket ends;
+    the search must end where one over the rows themselves (ordered by age, then disease) ends."""
+    from sqlanon.anonymize.slicing import SEARCH_RATIO
+
+    rng = random.Random(5)
+    rows = [(i, "north", rng.randint(20, 29), "10115", "Berlin", rng.choice(DISEASES[:3])) for i in range(300)]
+    load_table(db_url, "clinic", COLUMNS, rows)
+    ordered = sorted((a, d) for *_, a, _, _, d in rows)
+    n, k, l = len(ordered), 3, 2
+
+    def passes(b: int) -> bool:
+        buckets: dict[int, Counter] = defaultdict(Counter)
+        for i, (_, d) in enumerate(ordered):
+            buckets[i * b // n][d] += 1
+        return all(max(c.values()) * l <= sum(c.values()) for c in buckets.values())
+
+    lo, hi = 1, n // k
+    while hi > lo * SEARCH_RATIO:
+        mid = min(max(round(math.sqrt(lo * hi)), lo + 1), hi)
+        lo, hi = (mid, hi) if passes(mid) else (lo, mid - 1)
+    pol = policy({"k": k, "l": l, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}})
+    with sqlanon.connect(db_url, policy=pol) as db:
+        res = db.execute("SELECT age, disease FROM clinic")
+    assert lo > 1 and res.report.classes == lo
 
 
 def test_slicing_refuses_models_it_does_not_build():
