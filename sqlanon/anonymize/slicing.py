@@ -42,15 +42,17 @@ SHUFFLE_A, SHUFFLE_P = 2654435761, 4294967291
 
 def _bucket_of(place: exp.Expression, buckets: int, n: int) -> exp.Expression:
     """The bucket of a place along the order (from 0): ``buckets`` runs of n/buckets places.
-    Integer division: a probe's count of a bucket's places must be the rows' to the row."""
-    scaled = exp.Mul(this=exp.paren(place), expression=lit(buckets))
-    return exp.cast(exp.IntDiv(this=scaled, expression=lit(max(n, 1))), "BIGINT")
+    In doubles, exact while place · buckets < 2^52 (PostgreSQL's integer DIV is numeric: 0.7 s
+    more per 1 M rows)."""
+    return exp.cast(exp.Floor(this=exp.Div(this=exp.Mul(this=exp.cast(place, "DOUBLE"), expression=lit(buckets)),
+                                           expression=lit(max(n, 1)))), "BIGINT")
 
 
 def _bucket_start(bucket: exp.Expression, buckets: int, n: int) -> exp.Expression:
     """The first place of a bucket: ceil(bucket · n / buckets), the inverse of ``_bucket_of``."""
-    return exp.cast(exp.IntDiv(this=exp.Add(this=exp.Mul(this=exp.paren(bucket), expression=lit(max(n, 1))),
-                                            expression=lit(buckets - 1)), expression=lit(buckets)), "BIGINT")
+    return exp.cast(exp.Floor(this=exp.Div(this=exp.Paren(this=exp.Add(
+        this=exp.Mul(this=exp.cast(bucket, "DOUBLE"), expression=lit(max(n, 1))), expression=lit(buckets - 1))),
+        expression=lit(buckets))), "BIGINT")
 
 
 class Slicing:
@@ -258,9 +260,13 @@ class Slicing:
             taken = [exp.alias_(exp.Dot(this=exp.Paren(this=col(f"_sa_g{owner[c]}")), expression=ident(c))
                                 if owner[c] in types else col(f"_sa_g{owner[c]}"), c, quoted=True)
                      for c in frag.columns]
+            # the aggregates sort 64-bit integers ~20 % faster than doubles (1 M rows); random()
+            # times 2^62 is the same order exactly (a double of 52 bits scaled by a power of two)
+            ints = [k if seed is not None else exp.cast(exp.Mul(this=k, expression=lit(2 ** 62)), "BIGINT")
+                    for k in keys]
             released = ctx.create_temp("released", render(
                 "slicing/zipped", rows=rows, bucket=bucket, zipped=zipped, columns=taken,
-                keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(keys)]))
+                keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(ints)]))
             ctx.drop(rows, *types.values())
         else:
             perms = [ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
