@@ -56,9 +56,7 @@ class Fragment:
     def persons(self) -> tuple[str, ...]:
         """The columns that recognise the persons behind the rows, where a person may have
         several (a join's person links, or the policy's ``person``): classes count them."""
-        if self.link is not None:
-            return self.link.persons
-        return (self.policy.person,) if self.policy.person else ()
+        return _persons(self.policy, self.link)
 
     def with_key(self, key: tuple[str, ...]) -> "Fragment":
         return replace(self, columns=self.columns + tuple(c for c in key if c not in self.columns), key=key)
@@ -119,10 +117,13 @@ def fragment(analysis: Analysis, db: Database) -> Fragment:
     families = column_families(analysis, db)
     link = analysis.link
     # the persons travel with the rows, inside the database, to be counted in every class
-    persons = link.persons if link is not None else (tp.person,) if tp.person else ()
-    columns += tuple(c for c in persons if c not in columns)
+    columns += tuple(c for c in _persons(tp, link) if c not in columns)
     text = frozenset(c for c in columns if families[c] in ("text", "other"))
     return Fragment(tp, analysis.table, analysis.alias, columns, qis, analysis.where, text, link=link)
+
+
+def _persons(tp: TablePolicy, link: Link | None) -> tuple[str, ...]:
+    return link.persons if link is not None else (tp.person,) if tp.person else ()
 
 
 def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[str, ...] = ()) -> exp.Select:
