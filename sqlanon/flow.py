@@ -122,8 +122,12 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
             if recoder is not None:
                 release.table = recoder.pin(frag, src, release.table, ctx)
         with ctx.in_stage("verify"):
+            # the method's counts describe the selection only when it ran on all of it
+            counts = release.counts if recoder is None else None
             measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
-                              release.bucket)
+                              release.bucket, counts)
+            if release.counts is not None:
+                ctx.drop(release.counts)
             if live:
                 try:
                     enforce(measured, req)

@@ -173,6 +173,6 @@ class AlphaK:
         histogram = level_histogram(ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
                                               .from_(table(assign)).group_by(*[col(n) for n in lnames])),
                                     [q.column for q in frag.qis]) if m else {q.column: {} for q in frag.qis}
-        ctx.drop(ranked, plan, assign, codes, cells)
-        return Release(table=released, columns=frag.columns, levels=histogram,
+        ctx.drop(ranked, plan, assign, codes)
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=cells,
                        notes=[f"{step} search round(s) on the frequency table"])

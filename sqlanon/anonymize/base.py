@@ -29,6 +29,10 @@ class Release:
     #: (verification reads it; the query never sees it)
     slices: tuple[tuple[str, ...], ...] = ()
     bucket: str | None = None
+    #: the selection's frequency table when the method counted one (anonymize/frequency.py:
+    #: raw_<i> per quasi-identifier, n per cell); verification reads the selection's
+    #: distribution from it instead of grouping the rows again, after checking its total
+    counts: str | None = None
     notes: list[str] = field(default_factory=list)
 
 

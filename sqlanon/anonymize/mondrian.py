@@ -193,8 +193,8 @@ class Mondrian:
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
                                               .from_(table(labelled))), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(parts, labelled, freq.codes, freq.cells, *([whole] if whole else []))
-        return Release(table=released, columns=frag.columns, levels=histogram,
+        ctx.drop(parts, labelled, freq.codes, *([whole] if whole else []))
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.cells,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 
 

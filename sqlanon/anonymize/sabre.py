@@ -159,8 +159,8 @@ class Sabre:
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
                                               .from_(table(parts))), [q.column for q in frag.qis]) \
             if hs and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(whole, buckets, ranked, numbers, parts, freq.codes, freq.cells)
-        return Release(table=released, columns=frag.columns, levels=histogram,
+        ctx.drop(whole, buckets, ranked, numbers, parts, freq.codes)
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.cells,
                        notes=[f"sabre: {m} class(es) of about {n // max(m, 1)} rows, found in {probes} probe(s)"])
 
     def _search(self, ctx: RunContext, top: int, passes: Callable[[int], tuple[bool, float]]) -> tuple[int, int]:

@@ -2,7 +2,8 @@
 
 Never imports anonymize/. The class statistics are computed once from the released values
 (one GROUP BY), every requested criterion judges them, and the information-loss metrics are
-computed against the pushed-down selection. A release that fails is never returned.
+computed against the pushed-down selection (its frequency table, when the method counted one:
+only the metrics read it). A release that fails is never returned.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlglot import exp
 from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
-from sqlanon.errors import ReleaseRefused
+from sqlanon.errors import BackendError, ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.metrics.sse import information_loss
 from sqlanon.verify.slicing import slice_verdicts
@@ -49,18 +50,16 @@ class Measurement:
 
 def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext,
            aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
-           bucket: str | None = None) -> Measurement:
+           bucket: str | None = None, counts: str | None = None) -> Measurement:
     """``aggregated``: quasi-identifiers released as group means, measured by IL = SSE/SST
     instead of KL (a mean is no label of a hierarchy). ``slices``: the column groups of a sliced
     release (each row's bucket in column ``bucket``), judged by verify/slicing.py instead of by
-    classes of whole rows."""
+    classes of whole rows. ``counts``: the selection's frequency table as the method counted it
+    (Release.counts); it only spares a GROUP BY over the rows for the information-loss metrics,
+    and its total must equal the rows of ``src``, counted here."""
     m = Measurement()
     released_cells, names, values = _classes(frag, released, req, ctx, aggregated)
-    raw = [col(q.column) for q in frag.qis]
-    selection_cells = ctx.create_temp("selection_cells", render(
-        "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
-    m.rows_in = int(ctx.scalar(exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
-                               .from_(table(selection_cells))) or 0)
+    selection_cells, m.rows_in = _selection(frag, src, counts, ctx)
     if not ctx.live:
         return m
     judge(frag, released, req, ctx, values, m, aggregated, slices, bucket)
@@ -71,6 +70,27 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
     ctx.drop(released_cells, selection_cells)
     return m
+
+
+def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) -> tuple[str, int]:
+    """The selection's frequency table over the quasi-identifiers' original values, and its rows."""
+    total = exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
+    if counts is None or not frag.qis:
+        raw = [col(q.column) for q in frag.qis]
+        cells = ctx.create_temp("selection_cells", render(
+            "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
+        return cells, int(ctx.scalar(total.from_(table(cells))) or 0)
+    raw = [col(f"raw_{i}") for i in range(len(frag.qis))]
+    cells = ctx.create_temp("selection_cells", render(
+        "verify/selection_counts", qis=[exp.alias_(r, q.column, quoted=True) for r, q in zip(raw, frag.qis)],
+        qis_group=raw, counts=counts))
+    row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
+                               total.from_(table(cells)).subquery()))
+    rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
+    if rows != counted:
+        raise BackendError(f"the method counted {counted} rows in the selection, which holds {rows}: "
+                           "nothing was released")
+    return cells, rows
 
 
 def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,

@@ -132,3 +132,24 @@ def test_cells_merged_by_a_hash_key_are_refused(session, monkeypatch):
         session.execute("SELECT age, zip, disease FROM patients")
     monkeypatch.undo()
     assert session.execute("SELECT age, zip, disease FROM patients").rows
+
+
+def test_a_count_of_the_selection_that_misses_rows_is_refused(session, monkeypatch):
+    """Verification reads the selection's distribution from the method's frequency table
+    (Release.counts) but counts the selected rows itself: a table that lost a cell is caught."""
+    from sqlanon.anonymize.alpha_k import AlphaK
+    from sqlanon.sql.templates import col, table
+    from sqlglot import exp
+
+    own = AlphaK.run
+
+    def run(self, frag, src, ctx):
+        release = own(self, frag, src, ctx)
+        ctx.run(exp.delete(table(release.counts)).where(col("cell").eq(exp.Literal.number(1))))
+        return release
+
+    monkeypatch.setattr(AlphaK, "run", run)
+    with pytest.raises(sqlanon.BackendError, match="counted .* rows in the selection"):
+        session.execute("SELECT age, zip, disease FROM patients")
+    monkeypatch.undo()
+    assert session.execute("SELECT age, zip, disease FROM patients").rows
