@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError
+from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.policy.model import Alpha
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
@@ -53,15 +55,15 @@ class Frequency:
 def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency:
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
-    labels = [exp.alias_(be.binary_text(h.expr(exp.Min(this=col(q.column)), lv)), f"g_{i}_{lv}")
-              for i, (q, h) in enumerate(zip(frag.qis, hs)) for lv in range(h.height)]
     raws = [exp.alias_(exp.Min(this=col(q.column)), f"raw_{i}") for i, q in enumerate(frag.qis)]
     collided = exp.Case(ifs=[exp.If(this=exp.Min(this=col("_sa_chk")).neq(exp.Max(this=col("_sa_chk"))),
                                     true=lit(1))], default=lit(0)) if checked else lit(0)
-    cells = ctx.create_temp("cells", render("anonymize/cells", src=src, qis=labels + raws, collided=collided))
+    counted = ctx.create_temp("counted", render("anonymize/cells", src=src, qis=raws, collided=collided))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
-    codes = ctx.create_temp("codes", _codes(cells, ["sv"] + [f"g_{i}_{lv}" for i, lv in coded],
-                                            ["sv"] + [f"c_{i}_{lv}" for i, lv in coded]))
+    domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs) if h.height}
+    cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
+    codes = ctx.create_temp("codes", _codes(cells, ["sv"], ["sv"], [f"c_{i}_{lv}" for i, lv in coded]))
+    ctx.drop(counted, *domains.values())
     first = ctx.query(exp.select(
         exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
         *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
@@ -72,10 +74,47 @@ def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency
     return Frequency(cells, codes, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
 
 
-def _codes(cells: str, columns: list[str], names: list[str]) -> exp.Select:
+def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
+    """Quasi-identifier i's distinct stored values in the cells, with their labels and codes at
+    every level below the root: the hierarchy is evaluated once per value, not once per cell."""
+    labels = [exp.alias_(be.binary_text(h.expr(col("v"), lv)), f"g_{lv}") for lv in range(h.height)]
+    codes = []
+    for lv in range(h.height):
+        g = col(f"g_{lv}")
+        missing = exp.Is(this=g, expression=exp.null())
+        rank = exp.Window(this=exp.DenseRank(), partition_by=[exp.Case(ifs=[exp.If(this=missing, true=lit(1))],
+                                                                       default=lit(0))],
+                          order=exp.Order(expressions=[exp.Ordered(this=g.copy())]))
+        codes.append(exp.alias_(exp.Case(ifs=[exp.If(this=missing.copy(), true=lit(0))], default=rank), f"c_{lv}"))
+    return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=labels,
+                  names=[col(f"g_{lv}") for lv in range(h.height)], codes=codes)
+
+
+def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp.Select:
+    """The cells with each quasi-identifier's labels (g_<qi>_<level>) and codes (c_<qi>_<level>)
+    from its domain table: one join per attribute on the stored value, and a join to the
+    domain's NULL row (if any) for cells without one, which no equality finds."""
+    q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c"))).from_(table(counted, "c"))
+    for i, name in domains.items():
+        d, z = f"d{i}", f"z{i}"
+        raw = col(f"raw_{i}", "c")
+        q = q.join(table(name, d), join_type="left", on=col("v", d).eq(raw), copy=False)
+        q = q.join(exp.select("*").from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
+                   .subquery(z), join_type="left", on=exp.true(), copy=False)
+        for kind in ("g", "c"):
+            for lv in range(hs[i].height):
+                q = q.select(exp.alias_(exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
+                                                              true=col(f"{kind}_{lv}", z))],
+                                                 default=col(f"{kind}_{lv}", d)), f"{kind}_{i}_{lv}"), copy=False)
+    return q
+
+
+def _codes(cells: str, columns: list[str], names: list[str], carried: list[str]) -> exp.Select:
     """The cells with each of ``columns`` replaced by a dense integer code (NULL → 0), through
-    one small lookup per column: a sort of its few distinct values, not of the wide cells."""
-    q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c")).from_(table(cells, "c"))
+    one small lookup per column: a sort of its few distinct values, not of the wide cells; the
+    ``carried`` columns as they are."""
+    q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c"), *[col(c, "c") for c in carried]) \
+        .from_(table(cells, "c"))
     for j, (c, name) in enumerate(zip(columns, names)):
         d = f"d{j}"
         lookup = render("anonymize/code_lookup", g=col(c), cells=cells).subquery(d, copy=False)
