@@ -3,9 +3,10 @@
 Every recoding decision of (α,k) and of Mondrian depends only on how many rows share each QI
 tuple and sensitive value (a cell), so the methods search on that table — thousands of rows
 instead of millions — and touch the full rows once more, to release them. The pushdown adds a
-cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate, each
-cell's QI values are generalized to every level below the root once (labels g_<qi>_<level>),
-and those labels are coded as dense integers (c_<qi>_<level>) for the search to group and sort.
+cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate.
+Each quasi-identifier's distinct values among the cells (a few dozen) are then generalized to
+every level below the root (labels g_<qi>_<level>) and the labels coded as dense integers
+(c_<qi>_<level>) for the search to group and sort, and both are joined to the cells.
 """
 from __future__ import annotations
 
