@@ -1,24 +1,13 @@
 """Classes made of frequency cells (Mondrian's parts, SABRE's classes; anonymize/frequency.py):
-one order of the cells along each quasi-identifier, and each class's released values — per
-attribute, its cells' common value at the lowest level of the hierarchy where they all share
+each class's released values — per attribute, its cells' common value at the lowest level of the hierarchy where they all share
 one, compared by the cells' integer codes."""
 from __future__ import annotations
 
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
-from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.sql.templates import col, lit
-
-
-def order(hs: list[Hierarchy], i: int) -> list[exp.Expression]:
-    """The sort key of the cells (``o`` codes, ``f`` cells) along attribute ``i``: a taxonomy
-    along its ancestor path, so that siblings stay together; else the stored value."""
-    h = hs[i]
-    if isinstance(h, TaxonomyHierarchy):
-        return [col(f"c_{i}_{lv}", "o") for lv in range(h.height - 1, 0, -1)] + [col(f"raw_{i}", "f")]
-    return [col(f"raw_{i}", "f")]
 
 
 def class_labels(hs: list[Hierarchy], be: Backend) -> tuple[list[exp.Expression], list[exp.Expression],

@@ -18,6 +18,7 @@ from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError
+from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.policy.model import Alpha
 from sqlanon.pushdown.fragment import Fragment
@@ -41,7 +42,8 @@ def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
 
 @dataclass(frozen=True)
 class Frequency:
-    #: one row per cell: cell, k (the key), g_<qi>_<level>, raw_<qi>, sv, p, n
+    #: one row per cell: cell, k (the key), raw_<qi>, g_<qi>_<level>, c_<qi>_<level>, o_<qi> (the
+    #: cell's position along the attribute: a dense rank of its value), sv, p, n
     cells: str
     #: one row per cell: cell, n, p, sv and c_<qi>_<level> as dense integer codes (NULL → 0)
     codes: str
@@ -61,7 +63,7 @@ def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency
                                     true=lit(1))], default=lit(0)) if checked else lit(0)
     counted = ctx.create_temp("counted", render("anonymize/cells", src=src, qis=raws, collided=collided))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
-    domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs) if h.height}
+    domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
     codes = ctx.create_temp("codes", _codes(cells, ["sv"], ["sv"], [f"c_{i}_{lv}" for i, lv in coded]))
     ctx.drop(counted, *domains.values())
@@ -77,7 +79,8 @@ def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency
 
 def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
     """Quasi-identifier i's distinct stored values in the cells, with their labels and codes at
-    every level below the root: the hierarchy is evaluated once per value, not once per cell."""
+    every level below the root, and their position along the attribute: the hierarchy is
+    evaluated, and the values sorted, once per value, not once per cell."""
     labels = [exp.alias_(be.binary_text(h.expr(col("v"), lv)), f"g_{lv}") for lv in range(h.height)]
     codes = []
     for lv in range(h.height):
@@ -87,13 +90,17 @@ def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
                                                                        default=lit(0))],
                           order=exp.Order(expressions=[exp.Ordered(this=g.copy())]))
         codes.append(exp.alias_(exp.Case(ifs=[exp.If(this=missing.copy(), true=lit(0))], default=rank), f"c_{lv}"))
-    return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=labels,
-                  names=[col(f"g_{lv}") for lv in range(h.height)], codes=codes)
+    # a taxonomy is ordered along its ancestor paths, so that siblings are neighbours
+    path = [col(f"c_{lv}") for lv in range(h.height - 1, 0, -1)] if isinstance(h, TaxonomyHierarchy) else []
+    position = exp.Window(this=exp.DenseRank(), order=exp.Order(
+        expressions=[exp.Ordered(this=e) for e in [*path, col("v")]]))
+    return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=labels, codes=codes,
+                  position=position)
 
 
 def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp.Select:
-    """The cells with each quasi-identifier's labels (g_<qi>_<level>) and codes (c_<qi>_<level>)
-    from its domain table: one join per attribute on the stored value, and a join to the
+    """The cells with each quasi-identifier's labels (g_<qi>_<level>), codes (c_<qi>_<level>)
+    and position (o_<qi>) from its domain table: one join per attribute on the stored value, and a join to the
     domain's NULL row (if any) for cells without one, which no equality finds."""
     q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c"))).from_(table(counted, "c"))
     for i, name in domains.items():
@@ -102,11 +109,10 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
         q = q.join(table(name, d), join_type="left", on=col("v", d).eq(raw), copy=False)
         q = q.join(exp.select("*").from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
                    .subquery(z), join_type="left", on=exp.true(), copy=False)
-        for kind in ("g", "c"):
-            for lv in range(hs[i].height):
-                q = q.select(exp.alias_(exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
-                                                              true=col(f"{kind}_{lv}", z))],
-                                                 default=col(f"{kind}_{lv}", d)), f"{kind}_{i}_{lv}"), copy=False)
+        for name_, out in [*((f"{kind}_{lv}", f"{kind}_{i}_{lv}") for kind in ("g", "c") for lv in range(hs[i].height)),
+                           ("o", f"o_{i}")]:
+            q = q.select(exp.alias_(exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
+                                                          true=col(name_, z))], default=col(name_, d)), out), copy=False)
     return q
 
 

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.cells import class_labels, level_histogram, order
+from sqlanon.anonymize.cells import class_labels, level_histogram
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.criteria.l_diversity import LDiversity
@@ -139,8 +139,7 @@ class Mondrian:
         m = len(hs)
         be = ctx.backend
 
-        positions = [exp.alias_(exp.Window(this=exp.DenseRank(), order=exp.Order(
-            expressions=[exp.Ordered(this=e) for e in order(hs, i)])), f"pos_{i}") for i in range(m)]
+        positions = [exp.alias_(col(f"o_{i}", "f"), f"pos_{i}") for i in range(m)]
         cur = ctx.create_temp("open_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
         whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.codes, cells=freq.cells)) \

@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.cells import class_labels, level_histogram, order
+from sqlanon.anonymize.cells import class_labels, level_histogram
 from sqlanon.context import RunContext
 from sqlanon.criteria import for_requirement
 from sqlanon.errors import PolicyError
@@ -86,7 +86,7 @@ class Sabre:
                                                           expression=lit(PHASE_STEP))))
         buckets = ctx.create_temp("sbuckets", render("sabre/buckets", whole=whole, bucket=self._bucket(), phase=phase))
         # attributes with fewer distinct values first: a run of the order keeps them constant longest
-        key = [e for i in sorted(range(len(hs)), key=lambda i: (freq.radix.get((i, 0), 0), i)) for e in order(hs, i)]
+        key = [col(f"o_{i}", "f") for i in sorted(range(len(hs)), key=lambda i: (freq.radix.get((i, 0), 0), i))]
         ranked = ctx.create_temp("ranked", render("sabre/ranked", codes=freq.codes, cells=freq.cells, buckets=buckets,
                                                   key=key + [col("cell", "o")]))
         row = ctx.query(exp.select(exp.select(exp.Sum(this=col("c"))).from_(table(whole)).subquery(),
