@@ -52,6 +52,11 @@ class Mondrian:
         cols, self.checked = frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
         return cols
 
+    @property
+    def _sizes_only(self) -> bool:
+        """k alone: a cut is judged by its halves' sizes, which the candidates carry."""
+        return self.req.alpha is None and self.req.l is None and self.req.t is None
+
     def _half_ok(self) -> exp.Expression:
         """Both halves of a cut must satisfy this, over the per-half statistics of choice.sql;
         the l and t conditions are the criteria's own."""
@@ -87,10 +92,15 @@ class Mondrian:
             ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", cut)), true=lit(0))],
             default=lit(1))) for i in range(m)], default=lit(0))
 
-    def _choice(self, cur: str, m: int, domains: list[int], whole: str | None) -> exp.Select:
+    def _choice(self, cur: str, m: int, domains: list[int], whole: str | None, choice: str,
+                widest: bool) -> exp.Select:
         """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
         partition may be cut along, widest first; their candidate cuts; the halves where a model
-        needs their sensitive values; and the cut each partition takes."""
+        needs their sensitive values; and the cut each partition takes. Where a model needs the
+        halves' values, the pass is two such queries: ``widest``, every partition's widest
+        attribute alone; then the other attributes of the partitions it left without a cut
+        (none in ``choice`` yet). The cuts are those of one query over all attributes: the
+        widest cut whose halves hold."""
         extents = exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
                                            for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
             .from_(table(cur)).group_by(col("pid"))
@@ -108,7 +118,7 @@ class Mondrian:
         # new partition ids follow the largest in use: all of them open, made by the last pass
         in_use = exp.select(exp.Max(this=col("pid"))).from_(table("extents")).subquery()
         ctes: list[tuple[str, exp.Expression]] = [("extents", extents), ("ranked", ranked)]
-        if self.req.alpha is None and self.req.l is None and self.req.t is None:
+        if self._sizes_only:
             # k alone: a candidate is judged by its halves' sizes, so the widest attribute's
             # cut is tried first, and the others only where it fails (the cuts stay the same)
             k = lit(self.req.k)
@@ -121,7 +131,15 @@ class Mondrian:
                      ("cand", exp.union(exp.select("*").from_(table("widest")), rest, distinct=False))]
             pick = render("mondrian/choice_sizes", candidates="cand", k=k, parts=in_use)
         else:
-            ctes.append(("cand", candidates(exp.true())))
+            if widest:
+                which: exp.Expression = exp.EQ(this=col("rk", "r"), expression=lit(1))
+            else:
+                which = exp.and_(exp.GT(this=col("rk", "r"), expression=lit(1)), exp.Not(this=exp.In(
+                    this=col("pid", "r"), query=exp.select(col("pid")).from_(table(choice)).subquery())))
+                # new ids follow those the first query gave
+                in_use = exp.Add(this=in_use, expression=exp.select(exp.Count(this=exp.Star())).from_(
+                    table(choice)).subquery())
+            ctes.append(("cand", candidates(which)))
             halves = render("mondrian/halves", side=self._side(m, "k"), cur=cur, candidates="cand")
             if whole is not None:
                 ctes += [("halves_raw", halves), *self._distances("halves_raw", whole, m)]
@@ -157,13 +175,19 @@ class Mondrian:
             choice = ctx.create_temp("choice", exp.select(col("pid"), exp.alias_(lit(0), "qi"), exp.alias_(
                 col("pos_0"), "s"), exp.alias_(col("pid"), "upper_pid")).from_(table(cur)).where(exp.false()))
             names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
+            sizes_only = self._sizes_only
 
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
                 the same statements over the same tables, so a loop runs them inside the server."""
-                choose, staged = ctx.staged(f"cut_{src_[-1]}", exp.insert(
-                    self._choice(src_, m, domains, whole), table(choice), copy=False))
-                kept.extend(staged)
+                # k alone needs one query a pass (see _choice), the other models two
+                stages = [True] if sizes_only else [True, False]
+                choose = []
+                for widest in stages:
+                    statements, staged = ctx.staged(f"cut_{src_[-1]}{int(widest)}", exp.insert(
+                        self._choice(src_, m, domains, whole, choice, widest), table(choice), copy=False))
+                    choose += statements
+                    kept.extend(staged)
                 return [be.empty(choice), *choose,
                         exp.insert(render("mondrian/close", cur=src_, choice=choice), table(parts),
                                    columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid", "depth")]),
