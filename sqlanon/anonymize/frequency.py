@@ -100,19 +100,20 @@ def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
 
 def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp.Select:
     """The cells with each quasi-identifier's labels (g_<qi>_<level>), codes (c_<qi>_<level>)
-    and position (o_<qi>) from its domain table: one join per attribute on the stored value, and a join to the
-    domain's NULL row (if any) for cells without one, which no equality finds."""
+    and position (o_<qi>) from its domain table: one hash join per attribute on the stored
+    value, and for cells without one (no equality finds NULL) the domain's NULL row, read once
+    by an uncorrelated subquery (a join to it is a nested loop on MariaDB)."""
     q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c"))).from_(table(counted, "c"))
     for i, name in domains.items():
-        d, z = f"d{i}", f"z{i}"
+        d = f"d{i}"
         raw = col(f"raw_{i}", "c")
         q = q.join(table(name, d), join_type="left", on=col("v", d).eq(raw), copy=False)
-        q = q.join(exp.select("*").from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
-                   .subquery(z), join_type="left", on=exp.true(), copy=False)
         for name_, out in [*((f"{kind}_{lv}", f"{kind}_{i}_{lv}") for kind in ("g", "c") for lv in range(hs[i].height)),
                            ("o", f"o_{i}")]:
+            missing = exp.select(col(name_)).from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
             q = q.select(exp.alias_(exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
-                                                          true=col(name_, z))], default=col(name_, d)), out), copy=False)
+                                                          true=missing.subquery())], default=col(name_, d)), out),
+                         copy=False)
     return q
 
 
