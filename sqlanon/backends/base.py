@@ -61,6 +61,12 @@ class Backend:
         """Text compared byte for byte, so that classes are counted as an attacker reads them."""
         return e
 
+    def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
+        """A query whose one row says, per column of table ``name``, whether binary_text would leave
+        its values as they are (1) or convert them (0); None where the conversion costs nothing
+        (verify/reading.py)."""
+        return None
+
     def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
         """The key that groups rows into cells and joins each row back to its cell, and a check.
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
+from sqlanon.sql.templates import col, table
 
 
 class MySQLBackend(Backend):
@@ -45,6 +46,14 @@ class MySQLBackend(Backend):
         utf8mb4 = exp.DataType(this=exp.DataType.Type.CHARACTER_SET, kind=exp.Var(this="utf8mb4"))
         converted = exp.Cast(this=e, to=utf8mb4)
         return exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation))
+
+    def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
+        # COLLATION() of a column names its declared collation, which implies the character set
+        # (one row read; none in an empty table, whose columns are then converted for nothing)
+        return exp.select(*[exp.Case(ifs=[exp.If(this=exp.EQ(
+            this=exp.Anonymous(this="COLLATION", expressions=[col(c)]),
+            expression=exp.Literal.string(self.binary_collation)), true=exp.Literal.number(1))],
+            default=exp.Literal.number(0)) for c in columns]).from_(table(name)).limit(1)
 
     def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
         # MariaDB hash-joins only keys of bounded declared length (~3 KB), so the key is the

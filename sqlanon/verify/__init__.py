@@ -17,6 +17,7 @@ from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.metrics.sse import information_loss
+from sqlanon.verify.reading import Reader, reader
 from sqlanon.verify.slicing import slice_verdicts
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -58,11 +59,12 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     (Release.counts); it only spares a GROUP BY over the rows for the information-loss metrics,
     and its total must equal the rows of ``src``, counted here."""
     m = Measurement()
-    released_cells, names, values = _classes(frag, released, req, ctx, aggregated)
+    read = _reader(frag, released, aggregated, ctx)
+    released_cells, names, values = _classes(frag, released, req, ctx, aggregated, read)
     selection_cells, m.rows_in = _selection(frag, src, counts, ctx)
     if not ctx.live:
         return m
-    judge(frag, released, req, ctx, values, m, aggregated, slices, bucket)
+    judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket)
     m.discernibility += m.rows_suppressed * m.rows_in
     for i, q in enumerate(frag.qis):
         if q.column not in aggregated:
@@ -93,11 +95,16 @@ def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) ->
     return cells, rows
 
 
+def _reader(frag: Fragment, released: str, aggregated: tuple[str, ...], ctx: RunContext) -> Reader:
+    """How the released text columns are read byte for byte (verify/reading.py)."""
+    qis = {q.column for q in frag.qis} - set(aggregated)
+    return reader(released, [c for c in frag.columns if c in qis or c in frag.text_columns], ctx)
+
+
 def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
-             aggregated: tuple[str, ...]) -> tuple[str, list[str], dict[str, object]]:
+             aggregated: tuple[str, ...], read: Reader) -> tuple[str, list[str], dict[str, object]]:
     """The released rows' frequency table (its QI columns named ``names``) and the class
     statistics every criterion's aggregates read, measured in one GROUP BY."""
-    be = ctx.backend
     aggs: dict[str, exp.Expression] = {
         "classes": exp.Count(this=exp.Star()),
         "rows": exp.Sum(this=exp.column("size")),
@@ -105,12 +112,12 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
     }
     for c in for_requirement(req):
         aggs.update(c.aggregates())
-    qis = _released_qis(frag, aggregated, ctx)
+    qis = _released_qis(frag, aggregated, read)
     names = [f"_q{i}" for i in range(len(qis))]
     sv: exp.Expression = exp.Literal.number(0)
     if req.alpha:
-        sv = col(req.alpha.attribute)
-        sv = be.binary_text(sv) if req.alpha.attribute in frag.text_columns else sv
+        a = req.alpha.attribute
+        sv = read.text(a) if a in frag.text_columns else col(a)
     released_cells = ctx.create_temp("released_cells", render(
         "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
         sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
@@ -121,7 +128,7 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
 
 
 def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, values: dict[str, object],
-          m: Measurement, aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
+          m: Measurement, read: Reader, aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
           bucket: str | None = None) -> None:
     """Every criterion's verdict on the released rows, with the classes and discernibility."""
     m.classes = int(values.get("classes") or 0)
@@ -129,7 +136,7 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
     m.discernibility = int(values.get("dm") or 0)
     criteria = for_requirement(req)
     if slices and bucket is not None:
-        m.verdicts, buckets = slice_verdicts(frag, released, req, slices, bucket, ctx)
+        m.verdicts, buckets = slice_verdicts(frag, released, req, slices, bucket, ctx, read)
         m.classes, m.discernibility = buckets.get("buckets", 0), buckets.get("dm", 0)
         m.notes.append(f"buckets: {m.classes}, of {buckets.get('smallest', 0)} to {buckets.get('largest', 0)} rows")
     elif m.rows_released:
@@ -140,7 +147,7 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
                 continue
             if c.attribute not in tables:
                 tables[c.attribute] = _distribution_tables(c.attribute, len(tables), frag, released,
-                                                           aggregated, ctx)
+                                                           aggregated, ctx, read)
             statement = c.statement(*tables[c.attribute])
             keys = [e.alias_or_name for e in statement.selects]
             measured = ctx.query(statement)
@@ -155,29 +162,27 @@ def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tu
     fragment's quasi-identifiers and every criterion's verdict (``sqlanon check``). ``numbers``:
     quasi-identifiers stored as numbers (compared as numbers, not byte for byte as text)."""
     m = Measurement()
-    released_cells, _, values = _classes(frag, frag.table, req, ctx, numbers)
+    read = _reader(frag, frag.table, numbers, ctx)
+    released_cells, _, values = _classes(frag, frag.table, req, ctx, numbers, read)
     if ctx.live:
-        judge(frag, frag.table, req, ctx, values, m, numbers)
+        judge(frag, frag.table, req, ctx, values, m, read, numbers)
         m.rows_in = m.rows_released
     ctx.drop(released_cells)
     return m
 
 
-def _released_qis(frag: Fragment, aggregated: tuple[str, ...], ctx: RunContext) -> list[exp.Expression]:
+def _released_qis(frag: Fragment, aggregated: tuple[str, ...], read: Reader) -> list[exp.Expression]:
     """The released quasi-identifiers as an attacker compares them: labels byte for byte,
     group means as numbers."""
-    return [col(q.column) if q.column in aggregated else ctx.backend.binary_text(col(q.column)) for q in frag.qis]
+    return [col(q.column) if q.column in aggregated else read.text(q.column) for q in frag.qis]
 
 
 def _distribution_tables(attribute: str, index: int, frag: Fragment, released: str,
-                         aggregated: tuple[str, ...], ctx: RunContext) -> tuple[str, str]:
+                         aggregated: tuple[str, ...], ctx: RunContext, read: Reader) -> tuple[str, str]:
     """One attribute's per-class counts in the released rows (cls, vr, v, cnt) and its whole
     distribution (vr, v, c): what l-diversity and t-closeness measure themselves on."""
-    be = ctx.backend
-    attr = col(attribute)
-    if attribute in frag.text_columns:
-        attr = be.binary_text(attr)
-    qis = _released_qis(frag, aggregated, ctx)  # as the class statistics read them
+    attr = read.text(attribute) if attribute in frag.text_columns else col(attribute)
+    qis = _released_qis(frag, aggregated, read)  # as the class statistics read them
     names = [f"_q{i}" for i in range(len(qis))]
     counts = ctx.create_temp(f"released_values_{index}", render(
         "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],

@@ -10,18 +10,18 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
+from sqlanon.verify.reading import Reader
 from sqlanon.sql.templates import col, lit, render
 
 
 def slice_verdicts(frag: Fragment, released: str, req: Requirement, slices: tuple[tuple[str, ...], ...],
-                   bucket: str, ctx: RunContext) -> tuple[list[Verdict], dict[str, int]]:
+                   bucket: str, ctx: RunContext, read: Reader) -> tuple[list[Verdict], dict[str, int]]:
     """The verdicts, and the buckets' statistics (buckets, dm, smallest, largest); ``bucket``
     is the released table's column that holds each row's bucket."""
-    be = ctx.backend
     qis = {q.column for q in frag.qis}
 
     def released_value(c: str) -> exp.Expression:
-        return be.binary_text(col(c)) if c in qis or c in frag.text_columns else col(c)
+        return read.text(c) if c in qis or c in frag.text_columns else col(c)
 
     verdicts = []
     for g in slices:

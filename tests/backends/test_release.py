@@ -139,3 +139,30 @@ def test_the_search_is_a_fixed_number_of_statements_whatever_the_rounds(db_url):
     rounds = [int(n.split()[0]) for r in (few, many) for n in r.notes if "search round" in n]
     assert rounds[0] < rounds[1]
     assert (few.statements == many.statements) == server_loop
+
+
+def test_verification_reads_text_byte_for_byte_whatever_its_collation(db_url, backend):
+    """verify/reading.py leaves a column unconverted only where the backend finds it already
+    compares byte for byte: a table of the server's default collation is converted (three
+    classes, not one), a column written as the pipelines write text is read as it is."""
+    from sqlglot import exp
+
+    from sqlanon.backends.connect import open_database
+    from sqlanon.context import RunContext
+    from sqlanon.sql.templates import col, table
+    from sqlanon.verify.reading import reader
+
+    load_table(db_url, "t", [("a", "text")], [("abc",), ("ABC",), ("abc ",)])
+    db = open_database(db_url)
+    try:
+        with RunContext(db) as ctx:
+            be = ctx.backend
+            stored = reader("t", ["a"], ctx)
+            assert stored.exact == frozenset()
+            classes = ctx.query(exp.select(exp.Count(this=exp.Star())).from_(
+                exp.select(stored.text("a")).from_(table("t")).group_by(stored.text("a")).subquery("g")))
+            assert classes[0][0] == 3
+            written = ctx.create_temp("w", exp.select(exp.alias_(be.binary_text(col("a")), "a")).from_(table("t")))
+            assert reader(written, ["a"], ctx).exact == (frozenset({"a"}) if backend == "mysql" else frozenset())
+    finally:
+        db.dispose()
