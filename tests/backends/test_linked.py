@@ -141,7 +141,7 @@ def test_other_tables_join_the_released_rows(session):
     # the wards join the released (generalized) ZIP codes: only those released whole match
     assert Counter(map(tuple, res.rows)) == Counter((z, d, f"w{z[0]}") for z, d in released if z in ZIPS)
     assert res.report.rows_in == len(selected(lambda p, v: p[1] > 30))
-    grouped = session.execute(f"SELECT w.ward, COUNT(*) FROM wards w, patients p, visits v "
+    grouped = session.execute("SELECT w.ward, COUNT(*) FROM wards w, patients p, visits v "
                               "WHERE v.patient_id = p.id AND w.zip = p.zip AND p.age > 30 GROUP BY w.ward",
                               method="mondrian")
     counts = Counter(f"w{z[0]}" for z, _ in released if z in ZIPS)
