@@ -162,6 +162,7 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
             information_loss=measured.information_loss,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
             levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements),
+            buckets=measured.buckets.listed if measured.buckets else [],
             seconds=dict(ctx.timings),
             notes=linked + release.notes + measured.notes,
         )

@@ -6,6 +6,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+#: the text form lists buckets one by one up to this many (to_dict: all that were measured)
+SHOWN_BUCKETS = 30
+
+
 @dataclass
 class Report:
     table: str | None
@@ -29,6 +33,8 @@ class Report:
     information_loss: float | None = None
     avg_class_size: float | None = None
     levels: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: a sliced release: every bucket (bucket, rows, l of its link to the sensitive value)
+    buckets: list[dict[str, Any]] = field(default_factory=list)
     statements: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -60,6 +66,9 @@ class Report:
         lines.append(f"classes {self.classes}; discernibility {self.discernibility}; C_avg {acs}")
         for qi, hist in self.levels.items():
             lines.append(f"  levels of {qi}: " + ", ".join(f"{lv}: {n}" for lv, n in hist.items()))
+        if 0 < len(self.buckets) <= SHOWN_BUCKETS:
+            lines.append("  buckets (rows, l): " + ", ".join(
+                f"{b['rows']}" + (f"/{b['l']:.2f}" if b["l"] is not None else "") for b in self.buckets))
         times = ", ".join(f"{k} {v:.3f}s" for k, v in self.seconds.items())
         lines.append(f"{self.statements} SQL statements; {times}")
         lines.extend(self.notes)

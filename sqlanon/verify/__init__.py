@@ -18,7 +18,7 @@ from sqlanon.errors import BackendError, ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.metrics.sse import information_loss
 from sqlanon.verify.reading import Reader, reader
-from sqlanon.verify.slicing import slice_verdicts
+from sqlanon.verify.slicing import Buckets, slice_verdicts
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
@@ -34,6 +34,8 @@ class Measurement:
     discernibility: int = 0
     #: IL = SSE/SST in percent, for microaggregated quasi-identifiers
     information_loss: float | None = None
+    #: a sliced release's buckets
+    buckets: Buckets | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -136,9 +138,9 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
     m.discernibility = int(values.get("dm") or 0)
     criteria = for_requirement(req)
     if slices and bucket is not None:
-        m.verdicts, buckets = slice_verdicts(frag, released, req, slices, bucket, ctx, read)
-        m.classes, m.discernibility = buckets.get("buckets", 0), buckets.get("dm", 0)
-        m.notes.append(f"buckets: {m.classes}, of {buckets.get('smallest', 0)} to {buckets.get('largest', 0)} rows")
+        m.verdicts, m.buckets = slice_verdicts(frag, released, req, slices, bucket, ctx, read)
+        m.classes, m.discernibility = m.buckets.count, m.buckets.dm
+        m.notes.append(m.buckets.describe())
     elif m.rows_released:
         tables: dict[str, tuple[str, str]] = {}
         for c in criteria:

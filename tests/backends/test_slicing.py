@@ -91,6 +91,12 @@ def test_l_bounds_every_link_in_a_bucket(db_url):
         per_bucket[ward][disease] += 1
     assert all(max(c.values()) * 3 <= sum(c.values()) for c in per_bucket.values())
     assert any(c["ok"] and c["criterion"] == "l-diverse slicing" for c in res.report.checks)
+    # the report states every bucket (one per ward, in the wards' order) with its rows and l
+    expected = [(sum(per_bucket[w].values()), sum(per_bucket[w].values()) / max(per_bucket[w].values()))
+                for w in sorted(per_bucket)]
+    stated = [(b["rows"], b["l"]) for b in sorted(res.report.buckets, key=lambda b: b["bucket"])]
+    assert [r for r, _ in stated] == [r for r, _ in expected]
+    assert all(math.isclose(a, b, abs_tol=1e-4) for (_, a), (_, b) in zip(stated, expected))
 
 
 def test_a_bucket_that_cannot_be_l_diverse_is_refused(db_url):

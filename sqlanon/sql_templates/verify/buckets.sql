@@ -1,4 +1,6 @@
--- The buckets of a sliced release: their number, and Σ size² (every row is indistinguishable
--- within its bucket: the discernibility of slicing).
-SELECT COUNT(*) AS buckets, SUM(sz * sz) AS dm, MIN(sz) AS smallest, MAX(sz) AS largest
-FROM (SELECT COUNT(*) AS sz FROM :released GROUP BY :bucket) AS b
+-- The buckets of a sliced release (verify/bucket_stats.sql): their number, Σ size² (every row
+-- is indistinguishable within its bucket: the discernibility of slicing), the smallest and
+-- largest, the lowest and highest l, and the sets that break the requested l.
+SELECT COUNT(*) AS buckets, SUM(n * n) AS dm, MIN(n) AS smallest, MAX(n) AS largest,
+       MIN(l) AS l_min, MAX(l) AS l_max, SUM(bad) AS bad
+FROM :stats
