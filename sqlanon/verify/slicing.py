@@ -71,7 +71,8 @@ def slice_verdicts(frag: Fragment, released: str, req: Requirement, slices: tupl
     gq = [c for g in slices if attr in g for c in g if c in qis] if attr else []
     values = [released_value(c) for c in gq]
     per = ctx.create_temp("sbuckets", render(
-        "verify/bucket_stats", bucket=col(bucket), sv=released_value(attr) if attr else lit(0), released=released,
+        "verify/bucket_stats", bucket=col(bucket), sv=released_value(attr) if attr else lit(0),
+        sv_group=[released_value(attr)] if attr else [], released=released,
         l=lit(req.l.value if req.l is not None else 0), gq=values,
         gq_alias=[exp.alias_(v, f"q_{i}") for i, v in enumerate(values)],
         gq_names=[col(f"q_{i}") for i in range(len(values))]))

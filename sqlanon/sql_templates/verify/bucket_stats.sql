@@ -6,7 +6,7 @@
 SELECT b, SUM(sz) AS n, MIN(sz * 1.0 / mx) AS l, SUM(CASE WHEN mx * :l > sz THEN 1 ELSE 0 END) AS bad
 FROM (
   SELECT b, MAX(cnt) AS mx, SUM(cnt) AS sz
-  FROM (SELECT :bucket AS b, :gq_alias, :sv AS sv, COUNT(*) AS cnt FROM :released GROUP BY :bucket, :gq, :sv) AS c
+  FROM (SELECT :bucket AS b, :gq_alias, :sv AS sv, COUNT(*) AS cnt FROM :released GROUP BY :bucket, :gq, :sv_group) AS c
   GROUP BY b, :gq_names
 ) AS g
 GROUP BY b
