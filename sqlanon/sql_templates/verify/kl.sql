@@ -3,15 +3,16 @@
 -- evenly over the original values it covers (w = rows / covered values); suppressed rows carry
 -- no mass. Returns D = Σ p·log2(p/q), the entropy H of the original values, and how many values
 -- lost all their mass (D is then infinite). p and q meet in one GROUP BY, not in a join.
-WITH _sa_w AS (
+-- :labels: each original value v with every label lbl it takes at some level.
+WITH _sa_lab AS (:labels), _sa_w AS (
   SELECT c.lbl, r.cnt * 1.0 / c.c AS w
-  FROM (SELECT lbl, COUNT(*) AS c FROM :labels GROUP BY lbl) AS c
+  FROM (SELECT lbl, COUNT(*) AS c FROM _sa_lab GROUP BY lbl) AS c
   JOIN (SELECT :released_value AS lbl, SUM(cnt) AS cnt FROM :released_cells GROUP BY :released_value) AS r
     ON r.lbl = c.lbl
 ), _sa_pq AS (
   SELECT :v AS v, SUM(cnt) AS cnt, 0.0 AS mass FROM :selection_cells GROUP BY :v
   UNION ALL
-  SELECT lab.v, 0, _sa_w.w FROM :labels AS lab JOIN _sa_w ON _sa_w.lbl = lab.lbl
+  SELECT lab.v, 0, _sa_w.w FROM _sa_lab AS lab JOIN _sa_w ON _sa_w.lbl = lab.lbl
 ), _sa_vq AS (
   SELECT v, SUM(cnt) AS cnt, SUM(mass) AS mass FROM _sa_pq GROUP BY v
 )
