@@ -111,8 +111,10 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
         for name_, out in [*((f"{kind}_{lv}", f"{kind}_{i}_{lv}") for kind in ("g", "c") for lv in range(hs[i].height)),
                            ("o", f"o_{i}")]:
             missing = exp.select(col(name_)).from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
-            q = q.select(exp.alias_(exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
-                                                          true=missing.subquery())], default=col(name_, d)), out),
+            value = exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
+                                         true=missing.subquery())], default=col(name_, d))
+            # every value has its domain row: COALESCE only keeps codes NOT NULL, as the search assumes
+            q = q.select(exp.alias_(value if name_.startswith("g_") else exp.func("COALESCE", value, lit(0)), out),
                          copy=False)
     return q
 

@@ -21,19 +21,20 @@ from sqlanon.sql.templates import col, render, table
 def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str, released_name: str,
                   rows_in: int, ctx: RunContext) -> float:
     """D_N of one QI from the frequency tables of the selection (original values, column named
-    as the QI) and of the release (released values, column ``released_name``), in one
-    statement: the labels each original value takes at every level are a derived table of the
-    few distinct values, read twice, not a table of their own."""
+    as the QI) and of the release (released values, column ``released_name``): the QI's few
+    distinct values are kept once, and the labels each takes at every level are a CTE over
+    them (read twice, made again from a few dozen rows)."""
     be = ctx.backend
     h = qi.hierarchy
-    levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl"))
-              .from_(exp.select(exp.alias_(col(qi.column), "v")).distinct().from_(table(selection_cells))
-                     .subquery("d", copy=False), copy=False)
+    dom = ctx.create_temp("kl_dom", exp.select(exp.alias_(col(qi.column), "v")).distinct()
+                          .from_(table(selection_cells)))
+    levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl")).from_(table(dom))
               for lv in range(h.height + 1)]
     union = exp.union(*levels, distinct=True, copy=False) if len(levels) > 1 else levels[0]
     row = ctx.query(render("verify/kl", v=col(qi.column), selection_cells=selection_cells, labels=union,
                            released_cells=released_cells, released_value=col(released_name),
                            n=exp.Literal.number(rows_in)))
+    ctx.drop(dom)
     if not row or row[0][0] is None:
         return 0.0
     d, entropy, lost = row[0]
