@@ -12,8 +12,8 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.verify.reading import Reader
 from sqlanon.sql.templates import col, lit, render, table
+from sqlanon.verify.reading import Reader
 
 
 #: a report lists every bucket up to this many, and above only their range
