@@ -33,6 +33,7 @@ from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 
+
 class Mondrian:
     name: ClassVar[str] = "mondrian"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity", "t-closeness")

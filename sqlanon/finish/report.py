@@ -5,7 +5,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
 #: the text form lists buckets one by one up to this many (to_dict: all that were measured)
 SHOWN_BUCKETS = 30
 

@@ -17,11 +17,11 @@ from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused
 from sqlanon.metrics.kl_divergence import kl_divergence
 from sqlanon.metrics.sse import information_loss
-from sqlanon.verify.reading import Reader, reader
-from sqlanon.verify.slicing import Buckets, slice_verdicts
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
+from sqlanon.verify.reading import Reader, reader
+from sqlanon.verify.slicing import Buckets, slice_verdicts
 
 
 @dataclass

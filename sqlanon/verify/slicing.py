@@ -15,7 +15,6 @@ from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 from sqlanon.verify.reading import Reader
 
-
 #: a report lists every bucket up to this many, and above only their range
 LISTED_BUCKETS = 1000
 

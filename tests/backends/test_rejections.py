@@ -137,9 +137,10 @@ def test_cells_merged_by_a_hash_key_are_refused(session, monkeypatch):
 def test_a_count_of_the_selection_that_misses_rows_is_refused(session, monkeypatch):
     """Verification reads the selection's distribution from the method's frequency table
     (Release.counts) but counts the selected rows itself: a table that lost a cell is caught."""
+    from sqlglot import exp
+
     from sqlanon.anonymize.alpha_k import AlphaK
     from sqlanon.sql.templates import col, table
-    from sqlglot import exp
 
     own = AlphaK.run
 
