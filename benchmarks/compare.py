@@ -1,0 +1,90 @@
+"""Two checkouts of sqlanon side by side on one configuration of benchmarks/methods.py.
+
+On a shared machine the absolute seconds drift by more than most changes gain (the same
+statement took 1.1 s and, an hour later, 2.4 s), so a change is judged by a ratio: the runs of
+both checkouts alternate, each in a fresh process through its own ``methods.py --child``, and
+the fastest of each side is compared. The releases must agree too (rows suppressed, classes,
+KL sum): a speed-up that changes the release is reported as such.
+
+Usage:  git worktree add ../base <commit>
+        python benchmarks/compare.py ../base [--backend postgresql] [--size adult|1m]
+               [--config spec|occupation|mondrian_k5|mondrian_l3_t02|sabre_l3_t02|slicing_l3]
+               [--rounds 3] [--repeat 1]
+The tables must exist (``python benchmarks/methods.py`` loads them); servers as methods.py finds
+them (SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local ones started here).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import methods  # noqa: E402
+
+
+def configuration(name: str) -> tuple[str, dict]:
+    """The sensitive column and the privacy block of one of methods.py's configurations."""
+    if name == "spec":
+        return "income", methods.alpha_k([">50K"])
+    if name == "occupation":
+        return "occupation", methods.alpha_k("all")
+    for configs in methods.PARTITIONS.values():
+        if name in configs:
+            return "occupation", configs[name]
+    raise SystemExit(f"unknown configuration {name!r}")
+
+
+def run(checkout: Path, url: str, table: str, hdir: str, sensitive: str, privacy: dict, repeat: int) -> dict:
+    out = subprocess.run([sys.executable, str(checkout / "benchmarks" / "methods.py"), "--child", "sqlanon", url,
+                          table, hdir, sensitive, json.dumps(privacy)],
+                         capture_output=True, text=True, env={**os.environ, methods.REPEAT: str(repeat)})
+    if out.returncode != 0:
+        lines = out.stderr.strip().splitlines()
+        raise SystemExit(f"{checkout}: {lines[-1] if lines else 'failed'}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("other", type=Path, help="the checkout to compare this one with")
+    ap.add_argument("--backend", default="postgresql")
+    ap.add_argument("--size", default="adult", choices=["adult", "1m"])
+    ap.add_argument("--config", default="spec")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=1, help="warm runs per process; the fastest counts")
+    a = ap.parse_args()
+    sensitive, privacy = configuration(a.config)
+    table = "adult" if a.size == "adult" else "adult1m"
+    tmp = Path(tempfile.mkdtemp(prefix="sqlanon-compare-"))
+    methods.hierarchies(tmp)
+    stops: list = []
+    url = methods.backend_url(a.backend, tmp / "bench.db", stops)
+    methods.prepare(url)
+    sides = {"other": a.other.resolve(), "this": HERE.parent}
+    walls: dict[str, list[float]] = {s: [] for s in sides}
+    releases: dict[str, set] = {s: set() for s in sides}
+    try:
+        for r in range(a.rounds):
+            for side, checkout in sides.items():
+                m = run(checkout, url, table, str(tmp), sensitive, privacy, a.repeat)
+                walls[side].append(m["wall"])
+                releases[side].add((m["suppressed"], m["classes"], m["kl_sum"]))
+                print(f"round {r + 1} {side:5} {m['wall']:.3f} s  {m['statements']} statements", flush=True)
+    finally:
+        for stop in stops:
+            stop()
+    best = {s: min(w) for s, w in walls.items()}
+    print(json.dumps({"backend": a.backend, "table": table, "config": a.config, "fastest": best,
+                      "ratio_this_to_other": round(best["this"] / best["other"], 3),
+                      "same_release": releases["this"] == releases["other"] and len(releases["this"]) == 1}))
+
+
+if __name__ == "__main__":
+    main()
