@@ -65,7 +65,7 @@ def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
-    codes = ctx.create_temp("codes", _codes(cells, ["sv"], ["sv"], [f"c_{i}_{lv}" for i, lv in coded]))
+    codes = ctx.create_temp("codes", _codes(cells, [f"c_{i}_{lv}" for i, lv in coded]))
     ctx.drop(counted, *domains.values())
     first = ctx.query(exp.select(
         exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
@@ -119,16 +119,11 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
     return q
 
 
-def _codes(cells: str, columns: list[str], names: list[str], carried: list[str]) -> exp.Select:
-    """The cells with each of ``columns`` replaced by a dense integer code (NULL → 0), through
-    one small lookup per column: a sort of its few distinct values, not of the wide cells; the
-    ``carried`` columns as they are."""
-    q = exp.select(col("cell", "c"), col("n", "c"), col("p", "c"), *[col(c, "c") for c in carried]) \
-        .from_(table(cells, "c"))
-    for j, (c, name) in enumerate(zip(columns, names)):
-        d = f"d{j}"
-        lookup = render("anonymize/code_lookup", g=col(c), cells=cells).subquery(d, copy=False)
-        # in place: a copy per join would copy the growing query again each time
-        q = q.join(lookup, join_type="left", on=col("v", d).eq(col(c, "c")), copy=False)
-        q = q.select(exp.alias_(exp.func("COALESCE", col("code", d), lit(0)), name), copy=False)
-    return q
+def _codes(cells: str, carried: list[str]) -> exp.Select:
+    """The cells' search columns: the ``carried`` codes as they are, and the sensitive value
+    replaced by a dense integer code (NULL → 0) through a small lookup, a sort of its few
+    distinct values, not of the wide cells."""
+    lookup = render("anonymize/code_lookup", g=col("sv"), cells=cells).subquery("d", copy=False)
+    return exp.select(col("cell", "c"), col("n", "c"), col("p", "c"), *[col(c, "c") for c in carried],
+                      exp.alias_(exp.func("COALESCE", col("code", "d"), lit(0)), "sv")) \
+        .from_(table(cells, "c")).join(lookup, join_type="left", on=col("v", "d").eq(col("sv", "c")), copy=False)

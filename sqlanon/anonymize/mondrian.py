@@ -176,13 +176,12 @@ class Mondrian:
             choice = ctx.create_temp("choice", exp.select(col("pid"), exp.alias_(lit(0), "qi"), exp.alias_(
                 col("pos_0"), "s"), exp.alias_(col("pid"), "upper_pid")).from_(table(cur)).where(exp.false()))
             names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
-            sizes_only = self._sizes_only
 
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
                 the same statements over the same tables, so a loop runs them inside the server."""
                 # k alone needs one query a pass (see _choice), the other models two
-                stages = [True] if sizes_only else [True, False]
+                stages = [True] if self._sizes_only else [True, False]
                 choose = []
                 for widest in stages:
                     statements, staged = ctx.staged(f"cut_{src_[-1]}{int(widest)}", exp.insert(

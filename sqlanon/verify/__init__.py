@@ -82,12 +82,13 @@ def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) ->
     if counts is None or not frag.qis:
         raw = [col(q.column) for q in frag.qis]
         cells = ctx.create_temp("selection_cells", render(
-            "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, src=src))
+            "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw,
+            count=exp.Count(this=exp.Star()), source=src))
         return cells, int(ctx.scalar(total.from_(table(cells))) or 0)
     raw = [col(f"raw_{i}") for i in range(len(frag.qis))]
     cells = ctx.create_temp("selection_cells", render(
-        "verify/selection_counts", qis=[exp.alias_(r, q.column, quoted=True) for r, q in zip(raw, frag.qis)],
-        qis_group=raw, counts=counts))
+        "verify/selection_cells", qis=[exp.alias_(r, q.column, quoted=True) for r, q in zip(raw, frag.qis)],
+        qis_group=raw, count=exp.Sum(this=col("n")), source=counts))
     row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
                                total.from_(table(cells)).subquery()))
     rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)

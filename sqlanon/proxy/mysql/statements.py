@@ -85,7 +85,8 @@ def _render(tree: exp.Expression, values: list[exp.Expression]) -> str:
             return values[int(node.name[1:])].copy()
         return node
 
-    return write(tree.copy().transform(put), DIALECT)
+    # transform copies the tree; the copy is not used again
+    return write(tree.transform(put), DIALECT, copy=False)
 
 
 def decode_params(stmt: Prepared, payload: bytes, encoding: str) -> list[Any]:
