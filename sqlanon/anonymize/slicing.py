@@ -159,18 +159,20 @@ class Slicing:
         """The order's runs (slicing/runs.sql): what probes read instead of the rows (Adult at
         1 M rows: 50 k lines)."""
         attr = self.req.l.attribute
-        named = [exp.alias_(col(f"r_{i}"), q.column, quoted=True) for i, q in enumerate(frag.qis)] + \
+        named = [exp.alias_(col(f"raw_{i}"), q.column, quoted=True) for i, q in enumerate(frag.qis)] + \
                 [exp.alias_(col(f"a_{attributes.index(attr)}"), attr, quoted=True)]
         return ctx.create_temp("sruns", join_codes(render(
             "slicing/runs", gq=[exp.alias_(e, f"q_{i}") for i, e in enumerate(tail[:-1])], sv=tail[-1],
             order=key + tail, grouped=key + tail, named=named, freq=freq), frag, codes))
 
-    def _buckets(self, frag: Fragment, rows: str, runs: str | None, n: int, groups: list[tuple[str, ...]],
+    def _buckets(self, frag: Fragment, src: str, runs: str | None, n: int, groups: list[tuple[str, ...]],
                  ctx: RunContext) -> tuple[exp.Expression, int, int]:
-        """The bucket of a row, the number of buckets, and the probes it took."""
-        if self.req.slicing.buckets_by in frag.columns:
-            count = int(ctx.scalar(exp.select(exp.Max(this=col("_sa_by"))).from_(table(rows))) or 0) + 1 \
-                if ctx.live else 1
+        """The bucket of a row (of slicing/rows.sql), the number of buckets, and the probes it took."""
+        by = self.req.slicing.buckets_by
+        if by in frag.columns:
+            x = ctx.backend.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
+            values = exp.select(x).distinct().from_(table(src, "s")).subquery("d")
+            count = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(values)) or 0) if ctx.live else 1
             return col("_sa_by"), count, 0
 
         hi = max(n // self.req.k, 1)
@@ -213,30 +215,28 @@ class Slicing:
         raw = [col(q.column, "s") for q in frag.qis]
         freq = ctx.create_temp("sfreq", render(
             "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
-            raw=[exp.alias_(e, f"r_{i}") for i, e in enumerate(raw)], grouped=stored + raw, src=src))
+            raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)], grouped=stored + raw, src=src))
         groups = self._groups(frag, freq, attributes, ctx)
         levels = self._levels(frag, freq, attributes, groups, ctx)
         key, codes, n = qi_order(frag, freq, ctx)
         searched = self.req.l is not None and self.req.slicing.buckets_by not in frag.columns
         tail = self._tail(frag, groups, levels, ctx) if searched else []
         runs = self._runs(frag, freq, attributes, key, tail, codes, ctx) if searched else None
-        ctx.drop(freq)
 
-        columns = []
+        columns = {}
         for c in frag.columns:
             q = frag.policy.qi(c)
             value = be.binary_text(q.hierarchy.expr(col(c, "s"), levels.get(c, 0))) if q in frag.qis else col(c, "s")
-            columns.append(exp.alias_(value, c, quoted=True))
+            columns[c] = exp.alias_(value, c, quoted=True)
         by = self.req.slicing.buckets_by
         by_rank: exp.Expression = lit(0)
         if by in frag.columns:
             x = be.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
             by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=x)])),
                               expression=lit(1))
-        rows = ctx.create_temp("srows", join_codes(render("slicing/rows", columns=columns, key=key + tail or [lit(1)],
-                                                          by=by_rank, src=src), frag, codes))
-        ctx.drop(*codes.values())
-        bucket, buckets, probes = self._buckets(frag, rows, runs, n, groups, ctx)
+        rows = join_codes(render("slicing/rows", columns=list(columns.values()), key=key + tail or [lit(1)],
+                                 by=by_rank, src=src), frag, codes)
+        bucket, buckets, probes = self._buckets(frag, src, runs, n, groups, ctx)
         if runs is not None:
             ctx.drop(runs)
 
@@ -245,32 +245,15 @@ class Slicing:
             this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(SHUFFLE_A)),
                          expression=lit(seed * 1000003 + i * 7919)), expression=lit(SHUFFLE_P))
                 for i in range(len(groups))]
-        owner = {c: i for i, g in enumerate(groups) for c in g}
         if be.zips_arrays:
-            # a group of several columns is aggregated as one value of a row type (an empty temp
-            # table's): one sort per group, not per column, and no tie-break to keep it together
-            types = {i: ctx.create_temp(f"stype_{i}", exp.select(*[col(c) for c in g]).from_(table(rows))
-                                        .where(exp.false())) for i, g in enumerate(groups) if len(g) > 1}
-            zipped = []
-            for i, g in enumerate(groups):
-                x = exp.cast(exp.Anonymous(this="ROW", expressions=[col(c) for c in g]), exp.DataType(
-                    this=exp.DataType.Type.USERDEFINED, kind=table(types[i]))) if i in types else col(g[0])
-                zipped.append(exp.alias_(render("slicing/zip_column", x=x, r=col(f"_sa_r{i}")).expressions[0],
-                                         f"_sa_g{i}"))
-            taken = [exp.alias_(exp.Dot(this=exp.Paren(this=col(f"_sa_g{owner[c]}")), expression=ident(c))
-                                if owner[c] in types else col(f"_sa_g{owner[c]}"), c, quoted=True)
-                     for c in frag.columns]
-            # the aggregates sort 64-bit integers ~20 % faster than doubles (1 M rows); random()
-            # times 2^62 is the same order exactly (a double of 52 bits scaled by a power of two)
-            ints = [k if seed is not None else exp.cast(exp.Mul(this=k, expression=lit(2 ** 62)), "BIGINT")
-                    for k in keys]
-            released = ctx.create_temp("released", render(
-                "slicing/zipped", rows=rows, bucket=bucket, zipped=zipped, columns=taken,
-                keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(ints)]))
-            ctx.drop(rows, *types.values())
+            released = self._zipped(frag, src, rows, bucket, groups, columns, keys, ctx)
+            ctx.drop(*codes.values())
         else:
+            rows_table = ctx.create_temp("srows", rows)
+            ctx.drop(*codes.values())
+            owner = {c: i for i, g in enumerate(groups) for c in g}
             perms = [ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
-                                                          rows=rows, bucket=bucket))
+                                                          rows=rows_table, bucket=bucket))
                      for i, (g, key) in enumerate(zip(groups, keys))]
             release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
                                  exp.alias_(col("_sa_bucket", "p0"), BUCKET)).from_(table(perms[0], "p0"))
@@ -279,10 +262,49 @@ class Slicing:
                     exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", "p0")),
                     exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", "p0"))))
             released = ctx.create_temp("released", release)
-            ctx.drop(rows, *perms)
+            ctx.drop(rows_table, *perms)
         histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
         shown = " | ".join(", ".join(g) for g in groups)
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
-                       notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
-                              + (f", found in {probes} probe(s)" if probes else "")])
+                       counts=freq, notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
+                                           + (f", found in {probes} probe(s)" if probes else "")])
 
+    def _zipped(self, frag: Fragment, src: str, rows: exp.Select, bucket: exp.Expression,
+                groups: list[tuple[str, ...]], columns: dict[str, exp.Expression], keys: list[exp.Expression],
+                ctx: RunContext) -> str:
+        """The release in one statement over the rows (slicing/zipped.sql): each bucket's column
+        groups aggregated into arrays, each in its own random order, and unnested side by side.
+
+        Without a seed the widest group keeps the order its rows come in: the links between
+        groups are as random when all but one group are shuffled, and it spares the largest
+        sort; its columns are aggregated one by one, in that same order. Every other group of
+        several columns is aggregated as one value of a row type (an empty temp table's): one
+        sort per group, not per column, and no tie-break to keep it together."""
+        kept = None if self.req.slicing.seed is not None else \
+            max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        types = {i: ctx.create_temp(f"stype_{i}", exp.select(*[columns[c] for c in g]).from_(table(src, "s"))
+                                    .where(exp.false())) for i, g in enumerate(groups) if len(g) > 1 and i != kept}
+        zipped, taken = [], {}
+        for i, g in enumerate(groups):
+            if i in types:
+                x = exp.cast(exp.Anonymous(this="ROW", expressions=[col(c) for c in g]), exp.DataType(
+                    this=exp.DataType.Type.USERDEFINED, kind=table(types[i])))
+                zipped.append(exp.alias_(render("slicing/zip_column", x=x, r=[col(f"_sa_r{i}")]).expressions[0],
+                                         f"_sa_g{i}"))
+                taken.update({c: exp.Dot(this=exp.Paren(this=col(f"_sa_g{i}")), expression=ident(c)) for c in g})
+                continue
+            for j, c in enumerate(g):
+                order = [] if i == kept else [col(f"_sa_r{i}")]
+                zipped.append(exp.alias_(render("slicing/zip_column", x=col(c), r=order).expressions[0],
+                                         f"_sa_g{i}_{j}"))
+                taken[c] = col(f"_sa_g{i}_{j}")
+        # the aggregates sort 64-bit integers ~20 % faster than doubles (1 M rows); random()
+        # times 2^62 is the same order exactly (a double of 52 bits scaled by a power of two)
+        ints = [k if self.req.slicing.seed is not None else exp.cast(exp.Mul(this=k, expression=lit(2 ** 62)), "BIGINT")
+                for k in keys]
+        released = ctx.create_temp("released", render(
+            "slicing/zipped", rows=rows.subquery(), bucket=bucket, zipped=zipped,
+            columns=[exp.alias_(taken[c], c, quoted=True) for c in frag.columns],
+            keys=[exp.alias_(k, f"_sa_r{i}") for i, k in enumerate(ints) if i != kept]))
+        ctx.drop(*types.values())
+        return released

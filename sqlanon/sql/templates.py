@@ -66,10 +66,14 @@ def render(name: str, **values: Value) -> exp.Expression:
             ph.replace(col(value))
         else:
             ph.replace(value.copy())
-    # An empty list leaves an empty clause behind (GROUP BY of nothing, ORDER BY of nothing).
+    # An empty list leaves an empty clause behind (GROUP BY of nothing, ORDER BY of nothing); an
+    # aggregate's ORDER BY of nothing (ARRAY_AGG(x ORDER BY :none)) leaves its argument.
     for clause in list(tree.find_all(exp.Group, exp.Order)):
         if not clause.expressions:
-            clause.pop()
+            if clause.this is not None:
+                clause.replace(clause.this)
+            else:
+                clause.pop()
     return tree
 
 

@@ -66,7 +66,7 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     selection_cells, m.rows_in = _selection(frag, src, counts, ctx)
     if not ctx.live:
         return m
-    judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket)
+    judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_suppressed * m.rows_in
     for i, q in enumerate(frag.qis):
         if q.column not in aggregated:
@@ -132,14 +132,17 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
 
 def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, values: dict[str, object],
           m: Measurement, read: Reader, aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
-          bucket: str | None = None) -> None:
-    """Every criterion's verdict on the released rows, with the classes and discernibility."""
+          bucket: str | None = None, cells: str | None = None) -> None:
+    """Every criterion's verdict on the released rows, with the classes and discernibility.
+    ``cells``: the released rows' frequency table of ``_classes`` (a sliced release's column
+    groups are counted on it)."""
     m.classes = int(values.get("classes") or 0)
     m.rows_released = int(values.get("rows") or 0)
     m.discernibility = int(values.get("dm") or 0)
     criteria = for_requirement(req)
     if slices and bucket is not None:
-        m.verdicts, m.buckets = slice_verdicts(frag, released, req, slices, bucket, ctx, read)
+        assert cells is not None, "a sliced release's column groups are counted on its released cells"
+        m.verdicts, m.buckets = slice_verdicts(frag, released, cells, req, slices, bucket, ctx, read)
         m.classes, m.discernibility = m.buckets.count, m.buckets.dm
         m.notes.append(m.buckets.describe())
     elif m.rows_released:

@@ -44,11 +44,14 @@ class Buckets:
         return out
 
 
-def slice_verdicts(frag: Fragment, released: str, req: Requirement, slices: tuple[tuple[str, ...], ...],
+def slice_verdicts(frag: Fragment, released: str, cells: str, req: Requirement, slices: tuple[tuple[str, ...], ...],
                    bucket: str, ctx: RunContext, read: Reader) -> tuple[list[Verdict], Buckets]:
     """The verdicts, and the buckets; ``bucket`` is the released table's column that holds
-    each row's bucket."""
+    each row's bucket, ``cells`` the released rows' frequency table over every quasi-identifier
+    (``_q<i>`` for ``frag.qis[i]``, read byte for byte; rows in ``cnt``): a column group's
+    combinations are counted on it, not on the rows again."""
     qis = {q.column for q in frag.qis}
+    cell = {q.column: col(f"_q{i}") for i, q in enumerate(frag.qis)}
 
     def released_value(c: str) -> exp.Expression:
         return read.text(c) if c in qis or c in frag.text_columns else col(c)
@@ -58,9 +61,7 @@ def slice_verdicts(frag: Fragment, released: str, req: Requirement, slices: tupl
         members = [c for c in g if c in qis]
         if not members:
             continue
-        values = [released_value(c) for c in members]
-        k_min = ctx.scalar(render("verify/slice_k", qis=[exp.alias_(v, f"q_{i}") for i, v in enumerate(values)],
-                                  qis_group=values, released=released))
+        k_min = ctx.scalar(render("verify/slice_k", qis=[cell[c] for c in members], cells=cells))
         ok = k_min is None or int(k_min) >= req.k
         verdicts.append(Verdict(f"k-anonymity of column group ({', '.join(members)})", ok,
                                 f"smallest combination {k_min} (k={req.k})"))

@@ -110,6 +110,22 @@ def test_a_bucket_that_cannot_be_l_diverse_is_refused(db_url):
             db.execute("SELECT ward, disease FROM clinic")
 
 
+def test_a_column_group_left_below_k_is_refused(db_url, monkeypatch):
+    """Verification counts every column group's combinations on the released rows itself: a
+    method that forgot to generalize a group is caught. Forced here: no group is raised, so
+    (ward, age) keeps combinations of one row."""
+    from sqlanon.anonymize.slicing import Slicing
+
+    rows = [(i, WARDS[i % 4], 20 + i, "10115", "Berlin", DISEASES[i % 5]) for i in range(12)]
+    load_table(db_url, "clinic", COLUMNS, rows)
+    pol = policy({"k": 3, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}})
+    with sqlanon.connect(db_url, policy=pol) as db:
+        assert db.execute("SELECT ward, age, zip, disease FROM clinic").rows
+        monkeypatch.setattr(Slicing, "_levels", lambda self, frag, freq, attributes, groups, ctx: {})
+        with pytest.raises(sqlanon.ReleaseRefused, match=r"k-anonymity of column group \(ward, age\)"):
+            db.execute("SELECT ward, age, zip, disease FROM clinic")
+
+
 def test_searched_buckets_group_associated_attributes(db_url):
     """Without fixed groups, zip and city (one follows the other) share a group, age does not;
     buckets are found by search; k of every group and l hold."""

@@ -22,3 +22,11 @@ def test_missing_value_is_an_error():
 def test_identifiers_are_quoted():
     sql = render("alpha_k/assign_init", cells='we"ird', levels=[]).sql("postgres")
     assert '"we""ird"' in sql
+
+
+def test_an_aggregates_order_of_nothing_keeps_its_argument():
+    """An empty list in an aggregate's ORDER BY drops the ORDER BY, not the aggregated value."""
+    from sqlanon.sql.templates import col
+
+    assert 'ARRAY_AGG("a")' in render("slicing/zip_column", x=col("a"), r=[]).sql("postgres")
+    assert 'ARRAY_AGG("a" ORDER BY "r"' in render("slicing/zip_column", x=col("a"), r=[col("r")]).sql("postgres")

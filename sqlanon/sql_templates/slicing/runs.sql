@@ -7,5 +7,5 @@ SELECT :gq, :sv AS sv,
        CAST(SUM(SUM(s._sa_cnt)) OVER (ORDER BY :order ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
             - SUM(s._sa_cnt) AS BIGINT) AS _sa_start,
        CAST(SUM(s._sa_cnt) AS BIGINT) AS _sa_cnt
-FROM (SELECT :named, cnt AS _sa_cnt FROM :freq) AS s
+FROM (SELECT :named, n AS _sa_cnt FROM :freq) AS s
 GROUP BY :grouped
