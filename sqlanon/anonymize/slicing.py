@@ -247,27 +247,46 @@ class Slicing:
                 for i in range(len(groups))]
         if be.zips_arrays:
             released = self._zipped(frag, src, rows, bucket, groups, columns, keys, ctx)
-            ctx.drop(*codes.values())
         else:
-            rows_table = ctx.create_temp("srows", rows)
+            released = self._joined(frag, rows, bucket, buckets, n, groups, keys, ctx)
             ctx.drop(*codes.values())
-            owner = {c: i for i, g in enumerate(groups) for c in g}
-            perms = [ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
-                                                          rows=rows_table, bucket=bucket))
-                     for i, (g, key) in enumerate(zip(groups, keys))]
-            release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
-                                 exp.alias_(col("_sa_bucket", "p0"), BUCKET)).from_(table(perms[0], "p0"))
-            for i, perm in enumerate(perms[1:], 1):
-                release = release.join(table(perm, f"p{i}"), on=exp.and_(
-                    exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", "p0")),
-                    exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", "p0"))))
-            released = ctx.create_temp("released", release)
-            ctx.drop(rows_table, *perms)
         histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
         shown = " | ".join(", ".join(g) for g in groups)
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
                        counts=freq, notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
                                            + (f", found in {probes} probe(s)" if probes else "")])
+
+    def _joined(self, frag: Fragment, rows: exp.Select, bucket: exp.Expression, buckets: int, n: int,
+                groups: list[tuple[str, ...]], keys: list[exp.Expression], ctx: RunContext) -> str:
+        """The release as seed 001 Abbildung 4 builds it: each column group numbered in its own
+        random order inside each bucket (slicing/permuted.sql), the groups joined again on
+        (bucket, number). The widest group keeps the order of the rows, numbered with them
+        (``srows``): the other groups' shuffles make the links random, and it spares a sort
+        and a table of all rows."""
+        kept = max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        if self.req.slicing.buckets_by in frag.columns:
+            place: exp.Expression = exp.Window(this=exp.RowNumber(), partition_by=[col("_sa_by")],
+                                               order=exp.Order(expressions=[exp.Ordered(this=col("_sa_rank"))]))
+        else:  # a bucket is a run of the order: a row's place in it follows from its rank
+            place = exp.Add(this=exp.Sub(this=col("_sa_rank"), expression=_bucket_start(bucket, buckets, n)),
+                            expression=lit(1))
+        numbered = ctx.create_temp("srows", exp.select(exp.Star(), exp.alias_(bucket, "_sa_bucket"),
+                                                       exp.alias_(place, "_sa_ord")).from_(rows.subquery("r")))
+        owner = {c: i for i, g in enumerate(groups) for c in g}
+        parts = {i: ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
+                                                         rows=numbered))
+                 for i, (g, key) in enumerate(zip(groups, keys)) if i != kept}
+        parts[kept] = numbered
+        release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
+                             exp.alias_(col("_sa_bucket", f"p{kept}"), BUCKET)).from_(table(numbered, f"p{kept}"))
+        for i, part in parts.items():
+            if i != kept:
+                release = release.join(table(part, f"p{i}"), on=exp.and_(
+                    exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", f"p{kept}")),
+                    exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", f"p{kept}"))))
+        released = ctx.create_temp("released", release)
+        ctx.drop(*parts.values())
+        return released
 
     def _zipped(self, frag: Fragment, src: str, rows: exp.Select, bucket: exp.Expression,
                 groups: list[tuple[str, ...]], columns: dict[str, exp.Expression], keys: list[exp.Expression],
