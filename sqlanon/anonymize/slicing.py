@@ -1,10 +1,13 @@
 """Slicing (Li, Li, Zhang, Molloy, TKDE 2012; seed 001 §2.4 with the SQL of Abbildungen 3–4).
 
 The selection is split vertically into column groups and horizontally into buckets; inside each
-bucket every column group is permuted on its own and the groups are joined again on (bucket,
-position) — on PostgreSQL, without a join, by unnesting each group's arrays side by side. Values are released exactly — only the links between column groups are broken —
-except that a group whose combinations of quasi-identifier values would be shared by fewer than
-k rows is generalized (greedily, one attribute one level at a time, until they are not).
+bucket every column group but one is permuted on its own (the one left keeps its rows' order:
+independent permutations of all the others already make every link between groups uniformly
+random) and the groups are joined again on (bucket, position) — on PostgreSQL, without a join
+and without storing the rows, by unnesting each group's arrays side by side. Values are
+released exactly — only the links between column groups are broken — except that a group whose
+combinations of quasi-identifier values would be shared by fewer than k rows is generalized
+(greedily, one attribute one level at a time, until they are not).
 
 - Column groups: the policy's, or quasi-identifiers whose association (Cramér's V, measured in
   SQL on the selection's frequency table) reaches a threshold, merged greedily, strongest pair
