@@ -218,9 +218,17 @@ class Slicing:
         raw = [col(q.column, "s") for q in frag.qis]
         freq = ctx.create_temp("sfreq", render(
             "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
-            raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)], grouped=stored + raw, src=src))
-        groups = self._groups(frag, freq, attributes, ctx)
-        levels = self._levels(frag, freq, attributes, groups, ctx)
+            raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)],
+            grouped=[e for i, e in enumerate(stored + raw) if e not in stored[:i]], src=src))
+        # the quasi-identifiers' combinations without the sensitive values (Adult at 1 M rows:
+        # 24 k lines instead of 50 k): what the pairs' association and the groups' k read
+        a_qis = [col(f"a_{i}") for i in range(len(frag.qis))]
+        combos = ctx.create_temp("sqis", exp.select(*a_qis, exp.alias_(exp.Sum(this=col("n")), "n"))
+                                 .from_(table(freq)).group_by(*a_qis)) if a_qis else freq
+        groups = self._groups(frag, combos, attributes, ctx)
+        levels = self._levels(frag, combos, attributes, groups, ctx)
+        if combos != freq:
+            ctx.drop(combos)
         key, codes, n = qi_order(frag, freq, ctx)
         searched = self.req.l is not None and self.req.slicing.buckets_by not in frag.columns
         tail = self._tail(frag, groups, levels, ctx) if searched else []
