@@ -34,6 +34,12 @@ from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 
 
+#: the ranges of attributes (by width, widest first) a pass measures cuts along, one query each,
+#: where a model needs the halves' sensitive values: each range only for the partitions the
+#: ranges before left without a cut
+RANKS: tuple[tuple[int, int | None], ...] = ((1, 1), (2, None))
+
+
 class Mondrian:
     name: ClassVar[str] = "mondrian"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity", "t-closeness")
@@ -94,14 +100,15 @@ class Mondrian:
             default=lit(1))) for i in range(m)], default=lit(0))
 
     def _choice(self, cur: str, m: int, domains: list[int], whole: str | None, choice: str,
-                widest: bool) -> exp.Select:
+                ranks: tuple[int, int | None]) -> exp.Select:
         """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
         partition may be cut along, widest first; their candidate cuts; the halves where a model
         needs their sensitive values; and the cut each partition takes. Where a model needs the
-        halves' values, the pass is two such queries: ``widest``, every partition's widest
-        attribute alone; then the other attributes of the partitions it left without a cut
-        (none in ``choice`` yet). The cuts are those of one query over all attributes: the
-        widest cut whose halves hold."""
+        halves' values, the pass is a few such queries, each over a range of ``ranks`` of the
+        attributes by width (first, last; None: to the narrowest) and the partitions the ranks
+        before left without a cut (none in ``choice`` yet): most partitions hold at their widest
+        attribute, and the rest are not measured along every attribute at once. The cuts are
+        those of one query over all attributes: the widest cut whose halves hold."""
         extents = exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
                                            for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
             .from_(table(cur)).group_by(col("pid"))
@@ -113,8 +120,14 @@ class Mondrian:
             .from_(widths.subquery("w", copy=False), copy=False)
         pos = exp.Case(this=col("qi", "r"), ifs=[exp.If(this=lit(i), true=col(f"pos_{i}", "c")) for i in range(m)])
 
+        def histogram(which: exp.Expression, values: bool) -> exp.Expression:
+            sv = [col("sv", "c")] if values else []
+            return render("mondrian/histogram", cur=cur, ranked="ranked", pos=pos, which=which,
+                          sv=[exp.alias_(v, "sv") for v in sv], sv_group=sv)
+
         def candidates(which: exp.Expression) -> exp.Expression:
-            return render("mondrian/candidates", cur=cur, ranked="ranked", pos=pos, which=which)
+            """k alone: the candidates over their own histogram of positions."""
+            return render("mondrian/candidates", histogram=histogram(which, False).subquery("h"))
 
         # new partition ids follow the largest in use: all of them open, made by the last pass
         in_use = exp.select(exp.Max(this=col("pid"))).from_(table("extents")).subquery()
@@ -132,16 +145,18 @@ class Mondrian:
                      ("cand", exp.union(exp.select("*").from_(table("widest")), rest, distinct=False))]
             pick = render("mondrian/choice_sizes", candidates="cand", k=k, parts=in_use)
         else:
-            if widest:
-                which: exp.Expression = exp.EQ(this=col("rk", "r"), expression=lit(1))
-            else:
-                which = exp.and_(exp.GT(this=col("rk", "r"), expression=lit(1)), exp.Not(this=exp.In(
+            first, last = ranks
+            which: exp.Expression = exp.GTE(this=col("rk", "r"), expression=lit(first))
+            if last is not None:
+                which = exp.and_(which, exp.LTE(this=col("rk", "r"), expression=lit(last)))
+            if first > 1:
+                which = exp.and_(which, exp.Not(this=exp.In(
                     this=col("pid", "r"), query=exp.select(col("pid")).from_(table(choice)).subquery())))
-                # new ids follow those the first query gave
+                # new ids follow those the queries before gave
                 in_use = exp.Add(this=in_use, expression=exp.select(exp.Count(this=exp.Star())).from_(
                     table(choice)).subquery())
-            ctes.append(("cand", candidates(which)))
-            halves = render("mondrian/halves", side=self._side(m, "k"), cur=cur, candidates="cand")
+            ctes += [("hist", histogram(which, True)), ("cand", render("mondrian/candidates", histogram="hist"))]
+            halves = render("mondrian/halves", histogram="hist", candidates="cand")
             if whole is not None:
                 ctes += [("halves_raw", halves), *self._distances("halves_raw", whole, m)]
             else:
@@ -180,12 +195,11 @@ class Mondrian:
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
                 the same statements over the same tables, so a loop runs them inside the server."""
-                # k alone needs one query a pass (see _choice), the other models two
-                stages = [True] if self._sizes_only else [True, False]
+                # k alone needs one query a pass (see _choice), the other models one per range
                 choose = []
-                for widest in stages:
-                    statements, staged = ctx.staged(f"cut_{src_[-1]}{int(widest)}", exp.insert(
-                        self._choice(src_, m, domains, whole, choice, widest), table(choice), copy=False))
+                for n, ranks in enumerate([(1, None)] if self._sizes_only else RANKS):
+                    statements, staged = ctx.staged(f"cut_{src_[-1]}{n}", exp.insert(
+                        self._choice(src_, m, domains, whole, choice, ranks), table(choice), copy=False))
                     choose += statements
                     kept.extend(staged)
                 return [be.empty(choice), *choose,

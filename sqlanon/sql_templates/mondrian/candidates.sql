@@ -1,10 +1,8 @@
--- The candidate cuts of the open partitions, one per pair (pid, qi, width) of :ranked that
--- :which selects: at the median row along the attribute (the smallest position whose cumulated
--- rows reach half), or just below the partition's last position when the median is that last
--- one; lo counts the rows at or below the cut, total the partition's (so that k alone is judged
--- here). :pos is each cell's position along the pair's attribute. The rows are first counted
--- per position, so the windows sort positions, not cells; the counts are summed as floating
--- point (exact below 2^53), not as PostgreSQL's NUMERIC sum of integers, slow in the windows.
+-- The candidate cuts of the open partitions, one per pair (pid, qi, width) of the histogram
+-- (:histogram, mondrian/histogram.sql): at the median row along the attribute (the smallest
+-- position whose cumulated rows reach half), or just below the partition's last position when
+-- the median is that last one; lo counts the rows at or below the cut, total the partition's
+-- (so that k alone is judged here). The windows sort positions, not cells.
 SELECT pid, qi, width, CASE WHEN med < hi THEN med ELSE below END AS s,
        CASE WHEN med < hi THEN med_cum ELSE below_cum END AS lo, total
 FROM (
@@ -16,11 +14,9 @@ FROM (
     SELECT pid, qi, width, pos, SUM(rows_at) OVER (PARTITION BY pid, qi ORDER BY pos) AS cum,
            SUM(rows_at) OVER (PARTITION BY pid, qi) AS total, MAX(pos) OVER (PARTITION BY pid, qi) AS hi
     FROM (
-      SELECT c.pid, r.qi, r.width, :pos AS pos, CAST(SUM(c.n) AS DOUBLE) AS rows_at
-      FROM :cur AS c
-      JOIN :ranked AS r ON r.pid = c.pid
-      WHERE :which
-      GROUP BY c.pid, r.qi, r.width, :pos
+      SELECT pid, qi, width, pos, SUM(rows_at) AS rows_at
+      FROM :histogram
+      GROUP BY pid, qi, width, pos
     ) AS g
   ) AS x
   GROUP BY pid, qi
