@@ -33,7 +33,6 @@ from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 
-
 #: the ranges of attributes (by width, widest first) a pass measures cuts along, one query each,
 #: where a model needs the halves' sensitive values: each range only for the partitions the
 #: ranges before left without a cut
