@@ -260,7 +260,7 @@ class Slicing:
             released = self._zipped(frag, src, rows, bucket, groups, columns, keys, ctx)
         else:
             released = self._joined(frag, rows, bucket, buckets, n, groups, keys, ctx)
-            ctx.drop(*codes.values())
+        ctx.drop(*codes.values())
         histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
         shown = " | ".join(", ".join(g) for g in groups)
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
@@ -307,11 +307,15 @@ class Slicing:
 
         Without a seed the widest group keeps the order its rows come in: the links between
         groups are as random when all but one group are shuffled, and it spares the largest
-        sort; its columns are aggregated one by one, in that same order. Every other group of
+        sort; its columns are aggregated one by one, in that same order. Where the planner may
+        feed the aggregates presorted by one group's random key (Backend.presorts_aggregates),
+        that order would be the group's own and pair the two again: there the kept group is
+        ordered by rank, which the planner may then presort for free. Every other group of
         several columns is aggregated as one value of a row type (an empty temp table's): one
         sort per group, not per column, and no tie-break to keep it together."""
         kept = None if self.req.slicing.seed is not None else \
             max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        kept_order = [col("_sa_rank")] if ctx.backend.presorts_aggregates else []
         types = {i: ctx.create_temp(f"stype_{i}", exp.select(*[columns[c] for c in g]).from_(table(src, "s"))
                                     .where(exp.false())) for i, g in enumerate(groups) if len(g) > 1 and i != kept}
         zipped, taken = [], {}
@@ -324,7 +328,7 @@ class Slicing:
                 taken.update({c: exp.Dot(this=exp.Paren(this=col(f"_sa_g{i}")), expression=ident(c)) for c in g})
                 continue
             for j, c in enumerate(g):
-                order = [] if i == kept else [col(f"_sa_r{i}")]
+                order = kept_order if i == kept else [col(f"_sa_r{i}")]
                 zipped.append(exp.alias_(render("slicing/zip_column", x=col(c), r=order).expressions[0],
                                          f"_sa_g{i}_{j}"))
                 taken[c] = col(f"_sa_g{i}_{j}")

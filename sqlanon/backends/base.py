@@ -52,6 +52,14 @@ class Backend:
         self.server_version = server_version
 
     @property
+    def presorts_aggregates(self) -> bool:
+        """The planner may feed an aggregate the rows in the order another aggregate of the same
+        query asked for (PostgreSQL 16: enable_presorted_aggregate), so an aggregate without an
+        ORDER BY of its own cannot be taken to see them in the GROUP BY's order. Assumed unless
+        a backend knows otherwise: a shuffle must never lean on an order it cannot prove."""
+        return True
+
+    @property
     def product(self) -> str:
         """The database's name as errors show it."""
         return self.title

@@ -1,6 +1,7 @@
 """PostgreSQL >= 13 through psycopg 3."""
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
 
@@ -38,6 +39,13 @@ class PostgresBackend(Backend):
     zips_arrays = True
     ctes_in_pipelines = True
     title = "PostgreSQL"
+
+    @property
+    def presorts_aggregates(self) -> bool:
+        # added in 16; before, every aggregate ORDER BY sorts apart, and the others see the rows
+        # as the GROUP BY's own sort left them
+        found = re.match(r"PostgreSQL (\d+)", self.server_version)
+        return found is None or int(found.group(1)) >= 16
 
     def binary_text(self, e: exp.Expression) -> exp.Expression:
         # Deterministic collations already compare equal only when bytes are equal, but sorting

@@ -66,6 +66,36 @@ def test_values_stay_in_their_bucket_and_links_are_shuffled(db_url):
     assert kept < len(rows) / 2
 
 
+def test_no_group_leans_on_an_order_the_planner_may_take_from_another(db_url, monkeypatch):
+    """Where the planner may feed aggregates presorted by another aggregate's ORDER BY
+    (PostgreSQL 16), a group left unshuffled would take that group's random order and be paired
+    with it again: then every array has an ORDER BY of its own (the kept group's: the rank),
+    and links are still shuffled. Forced here on every server."""
+    from sqlanon.backends.base import Backend
+    from sqlanon.backends.postgres import PostgresBackend
+
+    monkeypatch.setattr(Backend, "presorts_aggregates", property(lambda self: True))
+    monkeypatch.setattr(PostgresBackend, "presorts_aggregates", property(lambda self: True))
+    rows = clinic(600, seed=5)
+    load_table(db_url, "clinic", COLUMNS, rows)
+    pol = policy({"k": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
+                                      "buckets_by": "ward"}})
+    sql = "SELECT ward, age, zip, city, disease FROM clinic"
+    with sqlanon.connect(db_url, policy=pol) as db:
+        plan = db.explain(sql)
+        res = db.execute(sql)
+    aggregates = plan.split("ARRAY_AGG(")[1:]
+    assert all("ORDER BY" in a.split(")) AS")[0] for a in aggregates)
+    assert Counter(r[4] for r in res.rows) == Counter(r[5] for r in rows)
+    assert {(r[2], r[3]) for r in res.rows} <= {(r[3], r[4]) for r in rows}
+    # each group's pairing with the kept one (ward, age) is new for many rows; a group that
+    # took the kept group's order (or the kept one another's) would keep every pair
+    for theirs, ours in (((3,), (2,)), ((5,), (4,))):
+        original = Counter((r[1], str(r[2]), *[r[i] for i in theirs]) for r in rows)
+        released = Counter((r[0], str(r[1]), *[r[i] for i in ours]) for r in res.rows)
+        assert sum((released & original).values()) < 0.9 * len(rows)
+
+
 def test_a_seed_makes_the_permutation_reproducible_and_none_varies(db_url):
     load_table(db_url, "clinic", COLUMNS, clinic())
     sql = "SELECT ward, age, zip, disease FROM clinic"
