@@ -1,5 +1,6 @@
-"""One order of the quasi-identifiers that stands for nearness, for methods that take rows
-"near each other" by sorting once (SABRE's approximate neighbours, slicing's buckets)."""
+"""One order of the quasi-identifiers that stands for nearness, for a method that takes rows
+"near each other" by sorting them once (slicing's buckets are runs of it; SABRE reads the
+frequency table's positions instead, anonymize/frequency.py)."""
 from __future__ import annotations
 
 from sqlglot import exp
