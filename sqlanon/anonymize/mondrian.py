@@ -33,11 +33,6 @@ from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 
-#: the ranges of attributes (by width, widest first) a pass measures cuts along, one query each,
-#: where a model needs the halves' sensitive values: each range only for the partitions the
-#: ranges before left without a cut
-RANKS: tuple[tuple[int, int | None], ...] = ((1, 1), (2, None))
-
 
 class Mondrian:
     name: ClassVar[str] = "mondrian"
@@ -99,15 +94,15 @@ class Mondrian:
             default=lit(1))) for i in range(m)], default=lit(0))
 
     def _choice(self, cur: str, m: int, domains: list[int], whole: str | None, choice: str,
-                ranks: tuple[int, int | None]) -> exp.Select:
+                widest: bool) -> exp.Select:
         """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
         partition may be cut along, widest first; their candidate cuts; the halves where a model
         needs their sensitive values; and the cut each partition takes. Where a model needs the
-        halves' values, the pass is a few such queries, each over a range of ``ranks`` of the
-        attributes by width (first, last; None: to the narrowest) and the partitions the ranks
-        before left without a cut (none in ``choice`` yet): most partitions hold at their widest
-        attribute, and the rest are not measured along every attribute at once. The cuts are
-        those of one query over all attributes: the widest cut whose halves hold."""
+        halves' values, the pass is two such queries: ``widest``, every partition's widest
+        attribute alone; then the other attributes of the partitions it left without a cut
+        (none in ``choice`` yet). The cuts are those of one query over all attributes: the
+        widest cut whose halves hold. The medians and the halves are both counted on one
+        histogram of the open cells (mondrian/histogram.sql)."""
         extents = exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
                                            for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
             .from_(table(cur)).group_by(col("pid"))
@@ -144,14 +139,12 @@ class Mondrian:
                      ("cand", exp.union(exp.select("*").from_(table("widest")), rest, distinct=False))]
             pick = render("mondrian/choice_sizes", candidates="cand", k=k, parts=in_use)
         else:
-            first, last = ranks
-            which: exp.Expression = exp.GTE(this=col("rk", "r"), expression=lit(first))
-            if last is not None:
-                which = exp.and_(which, exp.LTE(this=col("rk", "r"), expression=lit(last)))
-            if first > 1:
-                which = exp.and_(which, exp.Not(this=exp.In(
+            if widest:
+                which: exp.Expression = exp.EQ(this=col("rk", "r"), expression=lit(1))
+            else:
+                which = exp.and_(exp.GT(this=col("rk", "r"), expression=lit(1)), exp.Not(this=exp.In(
                     this=col("pid", "r"), query=exp.select(col("pid")).from_(table(choice)).subquery())))
-                # new ids follow those the queries before gave
+                # new ids follow those the first query gave
                 in_use = exp.Add(this=in_use, expression=exp.select(exp.Count(this=exp.Star())).from_(
                     table(choice)).subquery())
             ctes += [("hist", histogram(which, True)), ("cand", render("mondrian/candidates", histogram="hist"))]
@@ -194,11 +187,12 @@ class Mondrian:
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
                 the same statements over the same tables, so a loop runs them inside the server."""
-                # k alone needs one query a pass (see _choice), the other models one per range
+                # k alone needs one query a pass (see _choice), the other models two
+                stages = [True] if self._sizes_only else [True, False]
                 choose = []
-                for n, ranks in enumerate([(1, None)] if self._sizes_only else RANKS):
-                    statements, staged = ctx.staged(f"cut_{src_[-1]}{n}", exp.insert(
-                        self._choice(src_, m, domains, whole, choice, ranks), table(choice), copy=False))
+                for widest in stages:
+                    statements, staged = ctx.staged(f"cut_{src_[-1]}{int(widest)}", exp.insert(
+                        self._choice(src_, m, domains, whole, choice, widest), table(choice), copy=False))
                     choose += statements
                     kept.extend(staged)
                 return [be.empty(choice), *choose,
