@@ -93,7 +93,15 @@ class Mondrian:
             ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", cut)), true=lit(0))],
             default=lit(1))) for i in range(m)], default=lit(0))
 
-    def _choice(self, cur: str, m: int, domains: list[int], whole: str | None, choice: str,
+    @staticmethod
+    def _extents(cur: str, m: int) -> exp.Select:
+        """Every open partition's lowest and highest position along each attribute: measured
+        once a pass (into a table both choice queries read), not once a query."""
+        return exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
+                                        for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
+            .from_(table(cur)).group_by(col("pid"))
+
+    def _choice(self, cur: str, extents: str, m: int, domains: list[int], whole: str | None, choice: str,
                 widest: bool) -> exp.Select:
         """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
         partition may be cut along, widest first; their candidate cuts; the halves where a model
@@ -102,11 +110,9 @@ class Mondrian:
         attribute alone; then the other attributes of the partitions it left without a cut
         (none in ``choice`` yet). The cuts are those of one query over all attributes: the
         widest cut whose halves hold. The medians and the halves are both counted on one
-        histogram of the open cells (mondrian/histogram.sql)."""
-        extents = exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
-                                           for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
-            .from_(table(cur)).group_by(col("pid"))
-        widths = _union([render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents="extents",
+        histogram of the open cells (mondrian/histogram.sql). ``extents``: the partitions'
+        extents (_extents), measured for this pass."""
+        widths = _union([render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents=extents,
                                 domain=lit(max(domains[i] - 1, 1))) for i in range(m)])
         rank = exp.Window(this=exp.RowNumber(), partition_by=[col("pid")], order=exp.Order(
             expressions=[exp.Ordered(this=col("width"), desc=True), exp.Ordered(this=col("qi"))]))
@@ -124,8 +130,8 @@ class Mondrian:
             return render("mondrian/candidates", histogram=histogram(which, False).subquery("h"))
 
         # new partition ids follow the largest in use: all of them open, made by the last pass
-        in_use = exp.select(exp.Max(this=col("pid"))).from_(table("extents")).subquery()
-        ctes: list[tuple[str, exp.Expression]] = [("extents", extents), ("ranked", ranked)]
+        in_use = exp.select(exp.Max(this=col("pid"))).from_(table(extents)).subquery()
+        ctes: list[tuple[str, exp.Expression]] = [("ranked", ranked)]
         if self._sizes_only:
             # k alone: a candidate is judged by its halves' sizes, so the widest attribute's
             # cut is tried first, and the others only where it fails (the cuts stay the same)
@@ -183,6 +189,7 @@ class Mondrian:
             choice = ctx.create_temp("choice", exp.select(col("pid"), exp.alias_(lit(0), "qi"), exp.alias_(
                 col("pos_0"), "s"), exp.alias_(col("pid"), "upper_pid")).from_(table(cur)).where(exp.false()))
             names = ["cell", "n", "p", "sv", "pid", "depth", *[f"pos_{i}" for i in range(m)]]
+            extents = ctx.create_temp("extents", self._extents(cur, m).where(exp.false()))
 
             def one_pass(src_: str, dst: str) -> list[exp.Expression]:
                 """Cut the open partitions of src_ into dst; the others close. Every pass sends
@@ -192,10 +199,11 @@ class Mondrian:
                 choose = []
                 for widest in stages:
                     statements, staged = ctx.staged(f"cut_{src_[-1]}{int(widest)}", exp.insert(
-                        self._choice(src_, m, domains, whole, choice, widest), table(choice), copy=False))
+                        self._choice(src_, extents, m, domains, whole, choice, widest), table(choice), copy=False))
                     choose += statements
                     kept.extend(staged)
-                return [be.empty(choice), *choose,
+                return [be.empty(choice), be.empty(extents), exp.insert(self._extents(src_, m), table(extents)),
+                        *choose,
                         exp.insert(render("mondrian/close", cur=src_, choice=choice), table(parts),
                                    columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid", "depth")]),
                         exp.insert(render("mondrian/cut", cur=src_, choice=choice, side=self._side(m, "ch"),
@@ -209,7 +217,7 @@ class Mondrian:
                        [*one_pass(cur, nxt), *one_pass(nxt, cur)], key="mondrian", hash_joins=True)
             # the last pass cuts nothing, and follows the deepest cut
             passes = int(ctx.scalar(exp.select(exp.Max(this=col("depth"))).from_(table(parts))) or 0) + 1
-            ctx.drop(cur, nxt, choice, *kept)
+            ctx.drop(cur, nxt, choice, extents, *kept)
 
         shared, labels, levels = class_labels(hs, be)
         labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=freq.codes,
