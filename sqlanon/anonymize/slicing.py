@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
 from sqlanon.anonymize.order import join_codes, qi_order
+from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Requirement
@@ -41,6 +42,16 @@ SEARCH_RATIO = 1.05
 BUCKET = "_sa_bucket"
 #: a fixed seed orders each group by (rank · A + offset) mod P: a permutation, reproducible
 SHUFFLE_A, SHUFFLE_P = 2654435761, 4294967291
+
+
+def _as_stored(frag: Fragment, c: str, be: Backend) -> exp.Expression:
+    """Column ``c`` of ``src AS s`` as slicing compares it: text byte for byte."""
+    return be.binary_text(col(c, "s")) if c in frag.text_columns else col(c, "s")
+
+
+def _widest(groups: list[tuple[str, ...]]) -> int:
+    """The column group left unshuffled: the one with most columns (the first of those)."""
+    return max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
 
 
 def _bucket_of(place: exp.Expression, buckets: int, n: int) -> exp.Expression:
@@ -155,7 +166,7 @@ class Slicing:
         attr = self.req.l.attribute
         labels = [be.binary_text(frag.policy.qi(c).hierarchy.expr(col(c, "s"), levels.get(c, 0)))
                   for c in self._sensitive_qis(frag, groups)]
-        return labels + [be.binary_text(col(attr, "s")) if attr in frag.text_columns else col(attr, "s")]
+        return labels + [_as_stored(frag, attr, be)]
 
     def _runs(self, frag: Fragment, freq: str, attributes: list[str], key: list[exp.Expression],
               tail: list[exp.Expression], codes: dict[int, str], ctx: RunContext) -> str:
@@ -173,8 +184,7 @@ class Slicing:
         """The bucket of a row (of slicing/rows.sql), the number of buckets, and the probes it took."""
         by = self.req.slicing.buckets_by
         if by in frag.columns:
-            x = ctx.backend.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
-            values = exp.select(x).distinct().from_(table(src, "s")).subquery("d")
+            values = exp.select(_as_stored(frag, by, ctx.backend)).distinct().from_(table(src, "s")).subquery("d")
             count = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(values)) or 0) if ctx.live else 1
             return col("_sa_by"), count, 0
 
@@ -214,7 +224,7 @@ class Slicing:
         be = ctx.backend
         sensitive = {s.column for s in frag.policy.sensitive}
         attributes = [q.column for q in frag.qis] + [c for c in frag.columns if c in sensitive]
-        stored = [be.binary_text(col(c, "s")) if c in frag.text_columns else col(c, "s") for c in attributes]
+        stored = [_as_stored(frag, c, be) for c in attributes]
         raw = [col(q.column, "s") for q in frag.qis]
         freq = ctx.create_temp("sfreq", render(
             "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
@@ -242,9 +252,8 @@ class Slicing:
         by = self.req.slicing.buckets_by
         by_rank: exp.Expression = lit(0)
         if by in frag.columns:
-            x = be.binary_text(col(by, "s")) if by in frag.text_columns else col(by, "s")
-            by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=x)])),
-                              expression=lit(1))
+            by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(
+                expressions=[exp.Ordered(this=_as_stored(frag, by, be))])), expression=lit(1))
         rows = join_codes(render("slicing/rows", columns=list(columns.values()), key=key + tail or [lit(1)],
                                  by=by_rank, src=src), frag, codes)
         bucket, buckets, probes = self._buckets(frag, src, runs, n, groups, ctx)
@@ -274,7 +283,7 @@ class Slicing:
         (bucket, number). The widest group keeps the order of the rows, numbered with them
         (``srows``): the other groups' shuffles make the links random, and it spares a sort
         and a table of all rows."""
-        kept = max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        kept = _widest(groups)
         if self.req.slicing.buckets_by in frag.columns:
             place: exp.Expression = exp.Window(this=exp.RowNumber(), partition_by=[col("_sa_by")],
                                                order=exp.Order(expressions=[exp.Ordered(this=col("_sa_rank"))]))
@@ -313,8 +322,7 @@ class Slicing:
         ordered by rank, which the planner may then presort for free. Every other group of
         several columns is aggregated as one value of a row type (an empty temp table's): one
         sort per group, not per column, and no tie-break to keep it together."""
-        kept = None if self.req.slicing.seed is not None else \
-            max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        kept = None if self.req.slicing.seed is not None else _widest(groups)
         kept_order = [col("_sa_rank")] if ctx.backend.presorts_aggregates else []
         types = {i: ctx.create_temp(f"stype_{i}", exp.select(*[columns[c] for c in g]).from_(table(src, "s"))
                                     .where(exp.false())) for i, g in enumerate(groups) if len(g) > 1 and i != kept}

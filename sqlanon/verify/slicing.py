@@ -89,8 +89,9 @@ def slice_verdicts(frag: Fragment, released: str, cells: str, req: Requirement, 
         listed = [{"bucket": int(b), "rows": int(n), "l": None if attr is None or l is None else round(float(l), 4)}
                   for b, n, l in sorted(ctx.query(exp.select(col("b"), col("n"), col("l")).from_(table(per))))]
     ctx.drop(per)
-    return verdicts, Buckets(int(stats.get("buckets") or 0), int(stats.get("dm") or 0),
-                             int(stats.get("smallest") or 0), int(stats.get("largest") or 0),
-                             None if attr is None or stats.get("l_min") is None else float(stats["l_min"]),
-                             None if attr is None or stats.get("l_max") is None else float(stats["l_max"]),
-                             attr, listed)
+
+    def l_of(name: str) -> float | None:
+        return None if attr is None or stats.get(name) is None else float(stats[name])
+
+    count, dm, smallest, largest = (int(stats.get(n) or 0) for n in ("buckets", "dm", "smallest", "largest"))
+    return verdicts, Buckets(count, dm, smallest, largest, l_of("l_min"), l_of("l_max"), attr, listed)
