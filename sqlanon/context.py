@@ -147,12 +147,14 @@ class RunContext:
         rows = self.query(statement, key)
         return rows[0][0] if rows else None
 
-    def create_temp(self, hint: str, select: Build, key: Hashable | None = None) -> str:
+    def create_temp(self, hint: str, select: Build, key: Hashable | None = None, hash_joins: bool = False) -> str:
+        """``hash_joins``: see Backend.hash_joined."""
         name = self.temp_name(hint)
         self.temp_tables.append(name)
         self.created.append(name)
-        cur = self.execute(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
-                           None if key is None else (key, name))
+        sql = self._sql(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
+                        None if key is None else (key, name))
+        cur = self._send(self.backend.hash_joined(sql) if hash_joins else sql)
         if cur is not None:
             cur.close()
         return name

@@ -4,26 +4,34 @@ Wong, Li, Fu, Wang: (α,k)-anonymous data publishing, J. Intell. Inf. Syst. 33(2
 seed 001 §3.2, Abbildung 13, and the prototype of §6.2.
 
 The search runs on the frequency table of the selection (one row per QI tuple and sensitive
-value, with its count), because every recoding decision depends only on those counts. The
-current generalization levels live in a one-row table, so every round is the same few
-statements, written once and run as one server-side loop (SQLite repeats them in-process):
+value, with its count), because every recoding decision depends only on those counts. It reads
+blocks, not cells: the rows still in the search that share the sensitive value and every
+quasi-identifier's code at the current levels. Levels only rise, so a block never splits, and
+the blocks shrink from thousands to a handful as the rounds generalize (Adult: 9,726 cells in
+the first round, 283 blocks in the eighth). The current levels live in a one-row table, so
+every round is the same few statements, written once and run as one server-side loop (SQLite
+repeats them in-process):
 
-1. the classes of the remaining cells at the current levels (``stat``, window functions);
-2. one statement that finds the parts that may be released at these levels and adds their rows
-   to the release plan: whole classes that satisfy k and α (line 6), and — the q_max step, lines
-   9–13 — the largest α-compliant part of each class that violates α; under a budget applied
-   to every part: parts leave, those with the highest protected share first, only while the
-   rows left behind can still form one α-compliant class of at least k rows at the root (line
-   3's test), so the remainder never strands protected rows without enough others to hide
-   among, and fewer rows end up suppressed. When the selection cannot meet that even at the
-   root, suppression is unavoidable and the budget is skipped;
-3. the attribute with the highest entropy over the remaining rows is generalized one level
-   (lines 15–16).
+1. one statement finds the parts of the classes that may be released at these levels and
+   writes every block with the rows taken from it: whole classes that satisfy k and α (line 6),
+   and — the q_max step, lines 9–13 — the largest α-compliant part of each class that violates
+   α; under a budget applied to every part: parts leave, those with the highest protected share
+   first, only while the rows left behind can still form one α-compliant class of at least k
+   rows at the root (line 3's test), so the remainder never strands protected rows without
+   enough others to hide among, and fewer rows end up suppressed. When the selection cannot
+   meet that even at the root, suppression is unavoidable and the budget is skipped;
+2. the attribute with the highest entropy over the remaining rows is generalized one level
+   (lines 15–16);
+3. the round's blocks go to the history with their block of the next round, and what they
+   left is grouped into the next round's blocks.
 
 At the root, what remains is one class; its α-compliant part is released if it has k rows, the
-rest is suppressed. The full rows are read twice: by the pushdown, which adds an injective
-cell key, and by the release, which joins each row to its cell's plan by that key (rows of
-cells released in parts are first numbered in random order) and copies the plan's labels.
+rest is suppressed. Which rows of a block a round releases does not matter (from that round on
+they look alike), so the history is resolved into row ranges per cell at the end, from the last
+round down (descend.sql), one pass per round over its blocks. The full rows are read twice: by
+the pushdown, which adds an injective cell key, and by the release, which joins each row to its
+cell's ranges by that key (rows of cells released in parts are first numbered in random order)
+and copies the ranges' labels.
 """
 from __future__ import annotations
 
@@ -42,6 +50,8 @@ from sqlanon.sql.templates import col, lit, render, table
 
 #: larger than any rank: no budget applies
 NO_LIMIT = 2**31 - 1
+#: class ids are packed into one integer below this bound, else written as text
+PACKED = 2**62
 
 
 class AlphaK:
@@ -71,59 +81,62 @@ class AlphaK:
 
         freq = frequency.build(frag, src, ctx, self.checked)
         cells, codes, radix = freq.cells, freq.codes, freq.radix
-        assign = ctx.create_temp("assign", render(
-            "alpha_k/assign_init", cells=cells, levels=[exp.alias_(lit(0), n) for n in lnames]))
+        carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
         lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
                                               *[exp.alias_(lit(0), n) for n in lnames]))
+        lvh = ctx.create_temp("lvh", exp.select("*").from_(table(lv)).where(exp.false()))
         choice = ctx.create_temp("choice", exp.select(exp.alias_(lit(0), "done"), exp.alias_(lit(0), "attr"))
                                  .where(exp.false()))
 
         def code(i: int) -> exp.Expression:
-            """Attribute i's code at its current level (0 at the root: one value)."""
+            """Attribute i's code at the levels of ``lv`` (0 at the root: one value)."""
             if not hs[i].height:
                 return lit(0)
             return exp.Case(ifs=[exp.If(this=col(lnames[i], "lv").eq(lit(lv_)), true=col(f"c_{i}_{lv_}", "c"))
                                  for lv_ in range(hs[i].height)], default=lit(0))
 
         def class_id() -> exp.Expression:
-            """One integer per class: the codes in mixed radix when they fit in 62 bits, else
-            their rank; at the root every code is 0, so every row is one class."""
+            """The class of the codes ``c`` at the levels ``lv``, the same value in every statement:
+            the codes in mixed radix when they fit in 62 bits, else their text."""
             if not m:
                 return lit(1)
             total, terms = 1, []
             for i in range(m):
                 terms.append(exp.Mul(this=exp.Paren(this=code(i)), expression=lit(total)) if total > 1 else code(i))
                 total *= max([radix[(i, lv_)] for lv_ in range(hs[i].height)], default=1)
-            if total < 2**62:
+            if total < PACKED:
                 out = terms[0]
                 for t in terms[1:]:
                     out = exp.Add(this=out, expression=t)
                 return out
-            return exp.Window(this=exp.DenseRank(), order=exp.Order(
-                expressions=[exp.Ordered(this=code(i)) for i in range(m)]))
+            parts: list[exp.Expression] = []
+            for i in range(m):
+                parts += [exp.Literal.string(",")] if parts else []
+                parts.append(exp.cast(code(i), "TEXT"))
+            return exp.Concat(expressions=parts) if len(parts) > 1 else parts[0]
+
+        def blocks(rows: str, n: exp.Expression, left: exp.Expression) -> exp.Expression:
+            return render("alpha_k/blocks", rows=rows, lv=lv, cls=class_id(), n=n, left=left,
+                          codes=[exp.alias_(exp.Min(this=col(c)), c, quoted=True) for c in carried],
+                          carried=[col(c, "c") for c in carried])
 
         top = exp.and_(*[col(n, "lv").eq(lit(h.height)) for n, h in zip(lnames, hs)]) if m else exp.true()
-        # The codes table holds the cells still in the search: each round refills it with what
-        # the round left, so no statement joins the full frequency table again.
-        rem = codes
-        carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
-
-        def stat_select() -> exp.Expression:
-            return render("alpha_k/stat", rem=rem, lv=lv, cls=class_id(), codes=[col(c, "c") for c in carried],
-                          carried=[col(c) for c in carried])
+        blk = ctx.create_temp("blk", blocks(codes, col("n", "c"), exp.true()))
+        # the blocks of the current round: r rows, t of them released at the round's levels
+        now = ctx.create_temp("now", exp.select(
+            exp.alias_(lit(0), "step"), col("cls"), col("sv"), col("p"), exp.alias_(col("n"), "r"),
+            exp.alias_(col("n"), "t"), *[col(c) for c in carried]).from_(table(blk)).where(exp.false()))
+        # every block of every round, with its parent: its block in the next round
+        rounds = ctx.create_temp("rounds", exp.select(
+            col("step"), col("cls"), col("sv"), col("r"), col("t"), exp.alias_(col("cls"), "parent"),
+            exp.alias_(col("r"), "before")).from_(table(now)).where(exp.false()))
 
         def round_() -> exp.Expression:
-            return render("alpha_k/round", assign=assign, stat=stat, lv=lv, k=k, num=num, den=den,
-                          unbounded=lit(NO_LIMIT), top=top.copy(), levels=[col(n, "lv") for n in lnames])
-
-        def remaining() -> exp.Expression:
-            return exp.insert(render("alpha_k/remaining", stat=stat, lv=lv, assign=assign,
-                                     codes=[col(c, "s") for c in carried]),
-                              table(rem), columns=[exp.to_identifier(c, quoted=True)
-                                                   for c in ["cell", "n", "sv", "p", *carried]])
+            return render("alpha_k/round", blk=blk, now=now, lv=lv, k=k, num=num, den=den,
+                          unbounded=lit(NO_LIMIT), top=top.copy(), codes=[col(c, "s") for c in carried])
 
         def choose() -> exp.Expression:
-            parts = [render("alpha_k/entropy", attr=lit(i), gen=code(i), rem=rem, lv=lv,
+            parts = [render("alpha_k/entropy", attr=lit(i), gen=code(i), now=now, lv=lv,
                             candidate=exp.LT(this=exp.select(col(lnames[i])).from_(table(lv)).subquery(),
                                              expression=lit(hs[i].height)))
                      for i in range(m)]
@@ -143,24 +156,36 @@ class AlphaK:
                     ifs=[exp.If(this=exp.EQ(this=picked.copy(), expression=lit(i)), true=lit(1))], default=lit(0)))
             return exp.update(table(lv), values)
 
-        stat = ctx.create_temp("stat", stat_select())
-        rounds, kept = ctx.staged("round", round_())
+        def record() -> exp.Expression:
+            """The round's blocks into the history, each with its block of the next round."""
+            return exp.insert(render("alpha_k/record", now=now, lv=lv, parent=class_id()), table(rounds))
+
+        def merge() -> exp.Expression:
+            """The blocks of the next round: what this round left, grouped at the new levels."""
+            left = exp.GT(this=col("r", "c"), expression=col("t", "c"))
+            return exp.insert(blocks(now, exp.Sub(this=col("r", "c"), expression=col("t", "c")), left), table(blk))
+
+        staged, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=col("done"), expression=lit(0))).from_(table(lv)),
-                   [*rounds, ctx.backend.empty(rem), remaining, *picks, advance, ctx.backend.empty(choice),
-                    ctx.backend.empty(stat), exp.insert(stat_select(), table(stat))],
+                   [exp.insert(exp.select("*").from_(table(lv)), table(lvh)), *staged, *picks, advance, record,
+                    ctx.backend.empty(blk), merge, ctx.backend.empty(now), ctx.backend.empty(choice)],
                    key="alpha_k", hash_joins=True)
-        step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 1) - 1
-        ctx.drop(stat, choice, lv, *kept, *kept_too)
+        step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 2) - 1
+        ctx.drop(blk, now, choice, lv, *kept, *kept_too)
 
-        # The release plan as row ranges per cell, with each range's released QI values
-        # computed here on the small table, so the full rows are only joined and copied.
+        # Each round's released rows, placed from the last round down to the first (lists.sql),
+        # then shared out to the cells in the release plan: row ranges per cell, with each
+        # range's released QI values computed here on the small table, so the full rows are
+        # only joined and copied.
+        pos = ctx.create_temp("pos", render("alpha_k/lists", rounds=rounds, lvh=lvh,
+                                            levels=[col(n, "lv") for n in lnames]), hash_joins=True)
         labels = [exp.alias_(
-            exp.Case(ifs=[exp.If(this=col(lnames[i], "r").eq(lv), true=col(f"g_{i}_{lv}", "c"))
-                          for lv in range(hs[i].height)], default=exp.Literal.string(hs[i].top_label)),
+            exp.Case(ifs=[exp.If(this=col(lnames[i], "x").eq(lv_), true=col(f"g_{i}_{lv_}", "c"))
+                          for lv_ in range(hs[i].height)], default=exp.Literal.string(hs[i].top_label)),
             f"label_{i}") for i in range(m)]
-        plan = ctx.create_temp("plan", render("alpha_k/plan", assign=assign, cells=cells, labels=labels,
-                                              levels=list(lnames)))
+        plan = ctx.create_temp("plan", render("alpha_k/plan", codes=codes, cells=cells, pos=pos, lvh=lvh,
+                                              cls=class_id(), levels=[col(n, "p") for n in lnames], labels=labels))
         ranked = ctx.create_temp("ranked", render("alpha_k/ranked", src=src, plan=plan))
         whole_cols, split_cols = [], []
         for c in frag.columns:
@@ -170,9 +195,12 @@ class AlphaK:
         released = ctx.create_temp("released", render(
             "alpha_k/release", whole_columns=whole_cols, split_columns=split_cols, src=src, ranked=ranked, plan=plan))
 
-        histogram = level_histogram(ctx.query(exp.select(*[col(n) for n in lnames], exp.Sum(this=col("n")))
-                                              .from_(table(assign)).group_by(*[col(n) for n in lnames])),
-                                    [q.column for q in frag.qis]) if m else {q.column: {} for q in frag.qis}
-        ctx.drop(ranked, plan, assign, codes)
+        histogram = level_histogram(ctx.query(
+            exp.select(*[col(n, "r") for n in lnames], exp.Sum(this=col("t", "h")))
+            .from_(table(rounds, "h")).join(table(lvh, "r"), on=col("step", "r").eq(col("step", "h")))
+            .where(exp.GT(this=col("t", "h"), expression=lit(0)))
+            .group_by(*[col(n, "r") for n in lnames])), [q.column for q in frag.qis]) if m else {
+            q.column: {} for q in frag.qis}
+        ctx.drop(ranked, plan, pos, rounds, lvh, codes)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=cells,
                        notes=[f"{step} search round(s) on the frequency table"])

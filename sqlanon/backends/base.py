@@ -121,6 +121,11 @@ class Backend:
         loops where the database lets a loop say so."""
         return None
 
+    def hash_joined(self, statement: str) -> str:
+        """``statement`` (generated SQL) as run with hash joins only, where the database lets a
+        statement say so: for joins the planner cannot estimate (see ``loop``)."""
+        return statement
+
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""

@@ -67,16 +67,26 @@ class PostgresBackend(Backend):
     def loop(self, condition: str, body: list[str], hash_joins: bool = False) -> str | None:
         # An anonymous PL/pgSQL block: one round trip for a loop of hundreds of passes.
         text = f"WHILE ({condition}) LOOP " + " ".join(f"{b};" for b in body) + " END LOOP;"
+        return self._block(text, hash_joins)
+
+    def hash_joined(self, statement: str) -> str:
+        return self._block(f"{statement};", True)
+
+    def _block(self, text: str, hash_joins: bool) -> str:
         if _TAG in text:
-            raise BackendError("a generated loop contains its own quoting tag")
+            raise BackendError("a generated statement contains its own quoting tag")
         if not hash_joins:
             return f"DO {_TAG}BEGIN {text} END{_TAG}"
-        # CTEs over temp tables without statistics are estimated at a row or two, and nested
-        # loops over thousands of rows follow (0.5 s instead of 10 ms per pass); the setting
-        # holds for the loop only, and is undone with the transaction on an error.
-        return (f"DO {_TAG}DECLARE prev text := current_setting('enable_nestloop'); BEGIN "
-                f"PERFORM set_config('enable_nestloop', 'off', false); {text} "
-                f"PERFORM set_config('enable_nestloop', prev, false); END{_TAG}")
+        # Temp tables and CTEs have no statistics: the planner takes a pipeline table for a row
+        # or two and joins thousands of rows in nested loops (0.5 s instead of 10 ms per pass),
+        # or sorts a large table once per pass of a recursive CTE to merge-join it. The settings
+        # hold for the block only, and are undone with the transaction on an error.
+        return (f"DO {_TAG}DECLARE nl text := current_setting('enable_nestloop'); "
+                f"mj text := current_setting('enable_mergejoin'); BEGIN "
+                f"PERFORM set_config('enable_nestloop', 'off', false); "
+                f"PERFORM set_config('enable_mergejoin', 'off', false); {text} "
+                f"PERFORM set_config('enable_nestloop', nl, false); "
+                f"PERFORM set_config('enable_mergejoin', mj, false); END{_TAG}")
 
     def session_setup(self, cursor: Any) -> None:
         # Standard strings are what sqlglot writes; a server default of off would change them.

@@ -16,11 +16,11 @@ def test_template_parses(name):
 
 def test_missing_value_is_an_error():
     with pytest.raises(KeyError, match="no value"):
-        render("alpha_k/assign_init")
+        render("alpha_k/choice")
 
 
 def test_identifiers_are_quoted():
-    sql = render("alpha_k/assign_init", cells='we"ird', levels=[]).sql("postgres")
+    sql = render("alpha_k/choice", lv='we"ird', top=exp.true()).sql("postgres")
     assert '"we""ird"' in sql
 
 

@@ -1,11 +1,22 @@
--- The release plan: for each cell, the row ranges released at each set of levels, with the
--- released QI values of that range (label_<qi>). whole = 1 when one range is the whole cell,
--- so its rows need no numbering.
-SELECT c.k, r.lo, r.hi, CASE WHEN r.lo = 1 AND r.hi = c.n THEN 1 ELSE 0 END AS whole, :labels
+-- The release plan: for each cell, the row ranges released at each round (its share of the
+-- intervals its block of the first round lists in :pos; the cells of a block line up in cell
+-- order, before: the rows of the cells ahead), with the released QI values of that round's
+-- levels (:levels, label_<qi>). whole = 1 when one range is the whole cell, so its rows need no
+-- numbering. Rows in no range are suppressed.
+SELECT c.k, x.lo, x.hi, CASE WHEN x.lo = 1 AND x.hi = c.n THEN 1 ELSE 0 END AS whole, :labels
 FROM (
-  SELECT cell, :levels,
-         SUM(n) OVER (PARTITION BY cell ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - n + 1 AS lo,
-         SUM(n) OVER (PARTITION BY cell ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS hi
-  FROM :assign
-) AS r
-JOIN :cells AS c ON c.cell = r.cell
+  SELECT q.cell, GREATEST(p.lo - q.before, 0) + 1 AS lo, LEAST(p.hi - q.before, q.n) AS hi, :levels
+  FROM (
+    SELECT o.cell, o.n, o.cls, o.sv,
+           SUM(o.n) OVER (PARTITION BY o.cls, o.sv ORDER BY o.cell
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - o.n AS before
+    FROM (
+      SELECT c.cell, c.n, c.sv, :cls AS cls
+      FROM :codes AS c
+      JOIN :lvh AS lv ON lv.step = 1
+    ) AS o
+  ) AS q
+  JOIN :pos AS p ON p.cls = q.cls AND p.sv = q.sv
+  WHERE GREATEST(p.lo - q.before, 0) < LEAST(p.hi - q.before, q.n)
+) AS x
+JOIN :cells AS c ON c.cell = x.cell

@@ -1,29 +1,29 @@
 -- One round of the search at the current levels (Abbildung 13, lines 4-13) as one statement:
--- the parts of the classes of the remaining cells (:stat) that may be released, the q_max
--- budget, and the rows each part takes from each cell, added to the release plan (:assign)
--- with the round's step and levels (:lv). The intermediates are CTEs; only the plan is written.
-INSERT INTO :assign
+-- the parts of the classes of the remaining blocks (:blk, one row per class and sensitive
+-- value) that may be released, the q_max budget, and the rows each part takes from each block,
+-- written with every block of the round to :now (r rows, t taken; the round's step from
+-- :lv; the codes, :codes, for the rounds after). The intermediates are CTEs.
+INSERT INTO :now
 WITH classes AS (
   -- One row per class: size, largest count of one protected value, unprotected rows, and
   -- ok = 1 when the class satisfies k and α (α = num/den, compared in integers).
   SELECT cls,
-         MAX(size) AS size,
-         MAX(CASE WHEN p = 1 THEN vcount ELSE 0 END) AS maxp,
+         SUM(n) AS size,
+         MAX(CASE WHEN p = 1 THEN n ELSE 0 END) AS maxp,
          SUM(CASE WHEN p = 0 THEN n ELSE 0 END) AS u,
-         CASE WHEN MAX(size) >= :k
-               AND MAX(CASE WHEN p = 1 THEN vcount ELSE 0 END) * :den <= :num * MAX(size)
+         CASE WHEN SUM(n) >= :k
+               AND MAX(CASE WHEN p = 1 THEN n ELSE 0 END) * :den <= :num * SUM(n)
               THEN 1 ELSE 0 END AS ok
-  FROM :stat
+  FROM :blk
   GROUP BY cls
 ),
 vals AS (
   -- Protected values of the classes that can release rows at this level: classes that satisfy
   -- k and α, and violating classes large enough to hold an α-compliant part of k rows.
-  SELECT s.cls, s.sv, MAX(s.vcount) AS c
-  FROM :stat AS s
+  SELECT s.cls, s.sv, s.n AS c
+  FROM :blk AS s
   JOIN classes AS cl ON cl.cls = s.cls
   WHERE (cl.ok = 1 OR cl.size >= :k) AND s.p = 1
-  GROUP BY s.cls, s.sv
 ),
 cap AS (
   -- q_max step (lines 9-13): the largest α-compliant part of each violating class. Keep every
@@ -86,12 +86,12 @@ partvals AS (
 ),
 remvals AS (
   -- Protected rows per value among all rows still in the search.
-  SELECT sv, SUM(n) AS r FROM :stat WHERE p = 1 GROUP BY sv
+  SELECT sv, SUM(n) AS r FROM :blk WHERE p = 1 GROUP BY sv
 ),
 tot AS (
   -- The remainder as one class at the root (line 3's test): before this round (total, most)
   -- and after taking every part at once (total - taken, left_most).
-  SELECT (SELECT COALESCE(SUM(n), 0) FROM :stat) AS total,
+  SELECT (SELECT COALESCE(SUM(n), 0) FROM :blk) AS total,
          (SELECT COALESCE(MAX(r), 0) FROM remvals) AS most,
          (SELECT COALESCE(SUM(x), 0) FROM parts) AS taken,
          (SELECT COALESCE(MAX(v.r - COALESCE(t.x, 0)), 0)
@@ -136,24 +136,15 @@ budget AS (
   CROSS JOIN :lv AS lv
 ),
 takes AS (
-  -- Rows taken from each cell by the allowed parts: all unprotected rows of the class, and the
-  -- protected rows of each value up to the cap, spread over the value's cells in cell order.
-  SELECT cell, CASE WHEN before_cell >= x THEN 0
-                    WHEN n < x - before_cell THEN n
-                    ELSE x - before_cell END AS take
-  FROM (
-    SELECT s.cell, s.n,
-           CASE WHEN s.p = 0 THEN s.n ELSE pv.x END AS x,
-           CASE WHEN s.p = 0 THEN 0 ELSE
-             SUM(s.n) OVER (PARTITION BY s.cls, s.sv ORDER BY s.cell
-                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - s.n END AS before_cell
-    FROM :stat AS s
-    JOIN parts AS p ON p.cls = s.cls
-    LEFT JOIN partvals AS pv ON pv.cls = s.cls AND pv.sv = s.sv
-    WHERE p.rk < (SELECT lim FROM budget)
-  ) AS t
+  -- Rows taken from each block by the allowed parts: all unprotected rows of the class, and
+  -- the protected rows of each value up to the cap.
+  SELECT s.cls, s.sv, CASE WHEN s.p = 0 THEN s.n ELSE COALESCE(pv.x, 0) END AS t
+  FROM :blk AS s
+  JOIN parts AS p ON p.cls = s.cls
+  LEFT JOIN partvals AS pv ON pv.cls = s.cls AND pv.sv = s.sv
+  WHERE p.rk < (SELECT lim FROM budget)
 )
-SELECT t.cell, CAST(t.take AS BIGINT), lv.step, :levels
-FROM takes AS t
+SELECT lv.step, s.cls, s.sv, s.p, s.n, CAST(COALESCE(tk.t, 0) AS BIGINT), :codes
+FROM :blk AS s
 CROSS JOIN :lv AS lv
-WHERE t.take > 0
+LEFT JOIN takes AS tk ON tk.cls = s.cls AND tk.sv = s.sv
