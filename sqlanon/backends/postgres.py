@@ -37,6 +37,7 @@ class PostgresBackend(Backend):
     catalog_prefix = ""
     truncate = True
     zips_arrays = True
+    grouping_sets = True
     ctes_in_pipelines = True
     title = "PostgreSQL"
 

@@ -1,8 +1,9 @@
 """SQL templates: written once as SQL under ``sql_templates/``, filled as trees, never as text.
 
 A template is parsed once. ``render`` fills ``:name`` placeholders with quoted identifiers
-(``str``), expressions, or lists of expressions spliced into the surrounding list (select list,
-GROUP BY, PARTITION BY …). The result is a sqlglot expression the backend writes in its dialect.
+(``str``), derived tables (a subquery where the template names a table), expressions, or lists
+of expressions spliced into the surrounding list (select list, GROUP BY, PARTITION BY …). The
+result is a sqlglot expression the backend writes in its dialect.
 """
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ def render(name: str, **values: Value) -> exp.Expression:
             parent.set(ph.arg_key, items[:at] + new + items[at + 1:])
         elif isinstance(value, str) and isinstance(parent, exp.Table):
             ph.replace(ident(value))
+        elif isinstance(value, exp.Subquery) and isinstance(parent, exp.Table):
+            # a derived table where the template names a table: FROM :t AS x → FROM (SELECT …) AS x
+            sub = value.copy()
+            if parent.args.get("alias"):
+                sub.set("alias", parent.args["alias"].copy())
+            parent.replace(sub)
         elif isinstance(value, str):
             ph.replace(col(value))
         else:

@@ -8,7 +8,7 @@
 -- (:levels). Which rows of a block go where does not matter (they look alike from the round
 -- on); this rule only makes each cell's share computable without a pass per cell and round.
 WITH RECURSIVE lists (step, cls, sv, tstep, lo, hi) AS (
-  SELECT h.step, h.cls, h.sv, h.step, h.r - h.t, h.r
+  SELECT h.step, h.cls, h.sv, h.step, CAST(h.r - h.t AS BIGINT), CAST(h.r AS BIGINT)
   FROM :rounds AS h
   WHERE h.t > 0
   UNION ALL

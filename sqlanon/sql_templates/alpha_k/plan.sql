@@ -1,5 +1,5 @@
 -- The release plan: for each cell, the row ranges released at each round (its share of the
--- intervals its block of the first round lists in :pos; the cells of a block line up in cell
+-- intervals its block of the first round (:cls at the first round's levels, :first) lists in :pos; the cells of a block line up in cell
 -- order, before: the rows of the cells ahead), with the released QI values of that round's
 -- levels (:levels, label_<qi>). whole = 1 when one range is the whole cell, so its rows need no
 -- numbering. Rows in no range are suppressed.
@@ -13,7 +13,7 @@ FROM (
     FROM (
       SELECT c.cell, c.n, c.sv, :cls AS cls
       FROM :codes AS c
-      JOIN :lvh AS lv ON lv.step = 1
+      CROSS JOIN :first AS lv
     ) AS o
   ) AS q
   JOIN :pos AS p ON p.cls = q.cls AND p.sv = q.sv

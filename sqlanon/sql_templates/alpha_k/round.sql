@@ -144,7 +144,7 @@ takes AS (
   LEFT JOIN partvals AS pv ON pv.cls = s.cls AND pv.sv = s.sv
   WHERE p.rk < (SELECT lim FROM budget)
 )
-SELECT lv.step, s.cls, s.sv, s.p, s.n, CAST(COALESCE(tk.t, 0) AS BIGINT), :codes
+SELECT lv.step, s.cls, s.sv, s.p, s.n, CAST(COALESCE(tk.t, 0) AS INT), :codes
 FROM :blk AS s
 CROSS JOIN :lv AS lv
 LEFT JOIN takes AS tk ON tk.cls = s.cls AND tk.sv = s.sv
