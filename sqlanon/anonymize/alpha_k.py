@@ -197,8 +197,7 @@ class AlphaK:
         # then shared out to the cells in the release plan: row ranges per cell, with each
         # range's released QI values computed here on the small table, so the full rows are
         # only joined and copied.
-        pos = ctx.create_temp("pos", render("alpha_k/lists", rounds=rounds, lvh=lvh,
-                                            levels=[col(n, "lv") for n in lnames]), hash_joins=True)
+        pos = _resolve(ctx, rounds, lvh, lnames, step)
         labels = [exp.alias_(
             exp.Case(ifs=[exp.If(this=col(lnames[i], "x").eq(lv_), true=col(f"g_{i}_{lv_}", "c"))
                           for lv_ in range(hs[i].height)], default=exp.Literal.string(hs[i].top_label)),
@@ -223,3 +222,25 @@ class AlphaK:
         ctx.drop(ranked, plan, pos, rounds, lvh, codes)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=cells,
                        notes=[f"{step} search round(s) on the frequency table"])
+
+
+def _resolve(ctx: RunContext, rounds: str, lvh: str, lnames: list[str], step: int) -> str:
+    """The history's intervals for the blocks of the first round (lists.sql): one recursive
+    statement, or where recursion is slow a loop of one pass per round (descend.sql)."""
+    levels = [col(n, "lv") for n in lnames]
+    if ctx.backend.fast_recursion:
+        return ctx.create_temp("pos", render("alpha_k/lists", rounds=rounds, lvh=lvh, levels=levels), hash_joins=True)
+    pos = ctx.create_temp("pos", exp.select(
+        col("cls", "h"), col("sv", "h"), *[exp.alias_(exp.cast(lit(0), "BIGINT"), n) for n in ("lo", "hi")],
+        *levels).from_(table(rounds, "h")).join(table(lvh, "lv"), join_type="cross").where(exp.false()))
+    here = ctx.create_temp("here", exp.select("*").from_(table(pos)).where(exp.false()))
+    cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(step), "step")))
+    ctx.repeat(lambda: exp.select(exp.GTE(this=col("step"), expression=lit(1))).from_(table(cur)),
+               [ctx.backend.empty(here),
+                render("alpha_k/descend", here=here, above=pos, rounds=rounds, cur=cur, lvh=lvh,
+                       levels=list(lnames), own_levels=levels, above_levels=[col(n, "q") for n in lnames]),
+                ctx.backend.empty(pos), exp.insert(exp.select("*").from_(table(here)), table(pos)),
+                exp.update(table(cur), {"step": exp.Sub(this=col("step"), expression=lit(1))})],
+               key="alpha_k_descend", hash_joins=True)
+    ctx.drop(cur, here)
+    return pos

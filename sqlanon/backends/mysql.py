@@ -27,6 +27,7 @@ class MySQLBackend(Backend):
     # of a LEFT and a RIGHT join, which is wrong under aggregates, GROUP BY or LIMIT
     full_outer_join = False
     truncate = True
+    fast_recursion = False
 
     @property
     def is_mariadb(self) -> bool:
