@@ -30,3 +30,13 @@ def test_an_aggregates_order_of_nothing_keeps_its_argument():
 
     assert 'ARRAY_AGG("a")' in render("slicing/zip_column", x=col("a"), r=[]).sql("postgres")
     assert 'ARRAY_AGG("a" ORDER BY "r"' in render("slicing/zip_column", x=col("a"), r=[col("r")]).sql("postgres")
+
+
+def test_a_subquery_where_a_table_is_named_is_a_derived_table():
+    """``FROM :t AS x`` filled with a subquery reads from it under the template's alias."""
+    from sqlanon.sql.templates import col
+
+    levels = exp.select(exp.alias_(exp.Literal.number(0), "l_0")).subquery()
+    sql = render("alpha_k/record", now="n", lv=levels, parent=col("l_0", "lv")).sql("postgres")
+    assert 'CROSS JOIN (SELECT 0 AS l_0) AS lv' in sql
+    assert 'FROM "n" AS c' in sql
