@@ -234,13 +234,17 @@ def _resolve(ctx: RunContext, rounds: str, lvh: str, lnames: list[str], step: in
         col("cls", "h"), col("sv", "h"), *[exp.alias_(exp.cast(lit(0), "BIGINT"), n) for n in ("lo", "hi")],
         *levels).from_(table(rounds, "h")).join(table(lvh, "lv"), join_type="cross").where(exp.false()))
     here = ctx.create_temp("here", exp.select("*").from_(table(pos)).where(exp.false()))
+    blocks = ctx.create_temp("blocks", exp.select("*").from_(table(rounds)).where(exp.false()))
     cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(step), "step")))
     ctx.repeat(lambda: exp.select(exp.GTE(this=col("step"), expression=lit(1))).from_(table(cur)),
-               [ctx.backend.empty(here),
-                render("alpha_k/descend", here=here, above=pos, rounds=rounds, cur=cur, lvh=lvh,
+               [ctx.backend.empty(blocks),
+                exp.insert(exp.select("*").from_(table(rounds)).where(
+                    col("step").eq(exp.select(col("step")).from_(table(cur)).subquery())), table(blocks)),
+                ctx.backend.empty(here),
+                render("alpha_k/descend", here=here, above=pos, blocks=blocks, lvh=lvh,
                        levels=list(lnames), own_levels=levels, above_levels=[col(n, "q") for n in lnames]),
                 ctx.backend.empty(pos), exp.insert(exp.select("*").from_(table(here)), table(pos)),
                 exp.update(table(cur), {"step": exp.Sub(this=col("step"), expression=lit(1))})],
                key="alpha_k_descend", hash_joins=True)
-    ctx.drop(cur, here)
+    ctx.drop(cur, here, blocks)
     return pos
