@@ -8,7 +8,7 @@ value, with its count), because every recoding decision depends only on those co
 blocks, not cells: the rows still in the search that share the sensitive value and every
 quasi-identifier's code at the current levels. Levels only rise, so a block never splits, and
 the blocks shrink from thousands to a handful as the rounds generalize (Adult: 9,726 cells in
-the first round, 283 blocks in the eighth). The current levels live in a one-row table, so
+the first round, 283 blocks in the ninth). The current levels live in a one-row table, so
 every round is the same few statements, written once and run as one server-side loop (SQLite
 repeats them in-process):
 
@@ -28,7 +28,8 @@ repeats them in-process):
 At the root, what remains is one class; its α-compliant part is released if it has k rows, the
 rest is suppressed. Which rows of a block a round releases does not matter (from that round on
 they look alike), so the history is resolved into row ranges per cell at the end, from the last
-round down (descend.sql), one pass per round over its blocks. The full rows are read twice: by
+round down: one recursive statement (lists.sql), or a loop of one pass per round where recursion
+is slow (descend.sql). The full rows are read twice: by
 the pushdown, which adds an injective cell key, and by the release, which joins each row to its
 cell's ranges by that key (rows of cells released in parts are first numbered in random order)
 and copies the ranges' labels.
