@@ -1,4 +1,4 @@
-"""Normalized Kullback-Leibler divergence of one quasi-identifier (seed 001 §6.1, Def. 6.1/6.2).
+"""Normalized Kullback-Leibler divergence of the quasi-identifiers (seed 001 §6.1, Def. 6.1/6.2).
 
 D(A'||A'') = Σ_v p(v)·log2(p(v)/q(v)) over the original values v of the selection, normalized
 by the entropy H(A'). q spreads each released label's rows evenly over the original values it
@@ -10,35 +10,58 @@ released label covers it, D is infinite.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.policy.model import QuasiIdentifier
-from sqlanon.sql.templates import col, render, table
+from sqlanon.sql.templates import col, lit, render, table
 
 
-def kl_divergence(qi: QuasiIdentifier, selection_cells: str, released_cells: str, released_name: str,
-                  rows_in: int, ctx: RunContext) -> float:
-    """D_N of one QI from the frequency tables of the selection (original values, column named
-    as the QI) and of the release (released values, column ``released_name``): the QI's few
-    distinct values are kept once, and the labels each takes at every level are a CTE over
-    them (read twice, made again from a few dozen rows)."""
-    be = ctx.backend
-    h = qi.hierarchy
-    dom = ctx.create_temp("kl_dom", exp.select(exp.alias_(col(qi.column), "v")).distinct()
-                          .from_(table(selection_cells)))
-    levels = [exp.select(col("v"), exp.alias_(be.binary_text(h.expr(col("v"), lv)), "lbl")).from_(table(dom))
-              for lv in range(h.height + 1)]
-    union = exp.union(*levels, distinct=True, copy=False) if len(levels) > 1 else levels[0]
-    row = ctx.query(render("verify/kl", v=col(qi.column), selection_cells=selection_cells, labels=union,
-                           released_cells=released_cells, released_value=col(released_name),
-                           n=exp.Literal.number(rows_in)))
-    ctx.drop(dom)
-    if not row or row[0][0] is None:
-        return 0.0
-    d, entropy, lost = row[0]
-    if lost:
-        return math.inf
-    d, entropy = float(d), float(entropy)
-    return max(d, 0.0) / entropy if entropy > 0 else max(d, 0.0)
+@dataclass(frozen=True)
+class Selection:
+    """The selection's frequency table: ``table`` with one column of original values per
+    quasi-identifier (``values``, in their order) and the rows of each row in ``count``."""
+    table: str
+    values: list[str]
+    count: str
+
+
+def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_cells: str,
+                   released_names: list[str], rows_in: int, ctx: RunContext) -> list[float]:
+    """D_N of each quasi-identifier, in one statement: from the frequency tables of the
+    selection and of the release (released values in the columns ``released_names``)."""
+    if not qis:
+        return []
+    parts = [render("verify/kl", qi=lit(i), labels=_labels(q, v, selection, ctx.backend),
+                    released_cells=released_cells, released_value=col(name), n=lit(rows_in))
+             for i, (q, v, name) in enumerate(zip(qis, selection.values, released_names))]
+    statement = exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]
+    out = [0.0] * len(qis)
+    for i, d, entropy, lost in ctx.query(statement):
+        if d is None:
+            continue
+        if lost:
+            out[int(i)] = math.inf
+            continue
+        d, entropy = max(float(d), 0.0), float(entropy)
+        out[int(i)] = d / entropy if entropy > 0 else d
+    return out
+
+
+def _labels(q: QuasiIdentifier, value: str, selection: Selection, be: Backend) -> exp.Subquery:
+    """Each original value v with its rows cnt and every label lbl it takes at some level: the
+    selection grouped by the value (a few dozen rows), paired with the levels, a CASE picking
+    each level's label; a label that two levels share counts once."""
+    h = q.hierarchy
+    v = col("v", "p")
+    numbers = [exp.select(exp.alias_(lit(lv), "n")) for lv in range(h.height + 1)]
+    levels = exp.union(*numbers, distinct=False, copy=False) if len(numbers) > 1 else numbers[0]
+    label = exp.Case(this=col("n", "lv"), ifs=[exp.If(this=lit(lv), true=be.binary_text(h.expr(v.copy(), lv)))
+                                               for lv in range(h.height + 1)])
+    values = exp.select(exp.alias_(col(value), "v"), exp.alias_(exp.Sum(this=col(selection.count)), "cnt")) \
+        .from_(table(selection.table)).group_by(col(value))
+    return exp.select(v, col("cnt", "p"), exp.alias_(label, "lbl")).distinct().from_(values.subquery("p")) \
+        .join(levels.subquery("lv"), join_type="cross").subquery()

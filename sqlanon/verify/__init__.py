@@ -15,7 +15,7 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused
-from sqlanon.metrics.kl_divergence import kl_divergence
+from sqlanon.metrics.kl_divergence import Selection, kl_divergences
 from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -63,39 +63,39 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m = Measurement()
     read = _reader(frag, released, aggregated, ctx)
     released_cells, names, values = _classes(frag, released, req, ctx, aggregated, read)
-    selection_cells, m.rows_in = _selection(frag, src, counts, ctx)
+    selection, m.rows_in = _selection(frag, src, counts, ctx)
     if not ctx.live:
         return m
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_suppressed * m.rows_in
-    for i, q in enumerate(frag.qis):
-        if q.column not in aggregated:
-            m.kl[q.column] = kl_divergence(q, selection_cells, released_cells, names[i], m.rows_in, ctx)
+    measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
+    kl = kl_divergences([frag.qis[i] for i in measured], Selection(
+        selection.table, [selection.values[i] for i in measured], selection.count), released_cells,
+        [names[i] for i in measured], m.rows_in, ctx)
+    m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl)}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
-    ctx.drop(released_cells, selection_cells)
+    ctx.drop(released_cells, *([selection.table] if selection.table != counts else []))
     return m
 
 
-def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) -> tuple[str, int]:
-    """The selection's frequency table over the quasi-identifiers' original values, and its rows."""
-    total = exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
+def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) -> tuple[Selection, int]:
+    """The selection's frequency table over the quasi-identifiers' original values, and its rows:
+    the method's own (``counts``: raw_<qi>, n), its total checked against the rows of ``src``
+    counted here, or else grouped from ``src``."""
     if counts is None or not frag.qis:
         raw = [col(q.column) for q in frag.qis]
         cells = ctx.create_temp("selection_cells", render(
-            "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw,
-            count=exp.Count(this=exp.Star()), source=src))
-        return cells, int(ctx.scalar(total.from_(table(cells))) or 0)
-    raw = [col(f"raw_{i}") for i in range(len(frag.qis))]
-    cells = ctx.create_temp("selection_cells", render(
-        "verify/selection_cells", qis=[exp.alias_(r, q.column, quoted=True) for r, q in zip(raw, frag.qis)],
-        qis_group=raw, count=exp.Sum(this=col("n")), source=counts))
-    row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
-                               total.from_(table(cells)).subquery()))
+            "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, source=src))
+        total = exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
+        return Selection(cells, [q.column for q in frag.qis], "cnt"), int(ctx.scalar(total.from_(table(cells))) or 0)
+    row = ctx.query(exp.select(
+        exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
+        exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), exp.Literal.number(0))).from_(table(counts)).subquery()))
     rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
     if rows != counted:
         raise BackendError(f"the method counted {counted} rows in the selection, which holds {rows}: "
                            "nothing was released")
-    return cells, rows
+    return Selection(counts, [f"raw_{i}" for i in range(len(frag.qis))], "n"), rows
 
 
 def _reader(frag: Fragment, released: str, aggregated: tuple[str, ...], ctx: RunContext) -> Reader:
