@@ -63,15 +63,12 @@ class AlphaK:
         self.req = requirement
         frac = alpha_fraction(requirement.alpha.value if requirement.alpha else None)
         self.num, self.den = frac.numerator, frac.denominator
-        #: the pushdown's cell key is a hash with a check column (Backend.cell_key)
-        self.checked = False
 
     # -- pushdown ---------------------------------------------------------------------------
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
         """The α attribute, its protected flag and the cell key (anonymize/frequency.py)."""
         alpha = self.req.alpha
-        cols, self.checked = frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha)
-        return cols
+        return frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha)
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -80,7 +77,7 @@ class AlphaK:
         lnames = [f"l_{i}" for i in range(m)]
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
-        freq = frequency.build(frag, src, ctx, self.checked)
+        freq = frequency.build(frag, src, ctx)
         cells, codes, radix = freq.cells, freq.codes, freq.radix
         carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
         lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),

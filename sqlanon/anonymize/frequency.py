@@ -3,7 +3,9 @@
 Every recoding decision of (α,k) and of Mondrian depends only on how many rows share each QI
 tuple and sensitive value (a cell), so the methods search on that table — thousands of rows
 instead of millions — and touch the full rows once more, to release them. The pushdown adds a
-cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate.
+cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate on
+the key and the values themselves, so a key that two cells share shows as two rows with one key
+(refused), and the values need no aggregate of their own.
 Each quasi-identifier's distinct values among the cells (a few dozen) are then generalized to
 every level below the root (labels g_<qi>_<level>) and the labels coded as dense integers
 (c_<qi>_<level>) for the search to group and sort, and both are joined to the cells.
@@ -26,18 +28,15 @@ from sqlanon.sql.templates import col, lit, render, table
 
 
 def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
-                     alpha: Alpha | None) -> tuple[list[exp.Expression], bool]:
+                     alpha: Alpha | None) -> list[exp.Expression]:
     """The sensitive value, its α-protected flag, and the cell key of the QI values and the
-    sensitive value, with the key's check where the key is a hash; and whether there is one."""
+    sensitive value."""
     be = ctx.backend
     sv = frag.source(attribute, be) if attribute else lit(0)
     # the key sees the stored values: each backend encodes them byte for byte itself
     raw = frag.source(attribute) if attribute else lit(0)
-    key, check = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
-    out = [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(alpha, sv), "_sa_p"), exp.alias_(key, "_sa_key")]
-    if check is not None:
-        out.append(exp.alias_(check, "_sa_chk"))
-    return out, check is not None
+    key = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
+    return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(alpha, sv), "_sa_p"), exp.alias_(key, "_sa_key")]
 
 
 @dataclass(frozen=True)
@@ -55,25 +54,25 @@ class Frequency:
         return list(self.radix)
 
 
-def build(frag: Fragment, src: str, ctx: RunContext, checked: bool) -> Frequency:
+def build(frag: Fragment, src: str, ctx: RunContext) -> Frequency:
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
-    raws = [exp.alias_(exp.Min(this=col(q.column)), f"raw_{i}") for i, q in enumerate(frag.qis)]
-    collided = exp.Case(ifs=[exp.If(this=exp.Min(this=col("_sa_chk")).neq(exp.Max(this=col("_sa_chk"))),
-                                    true=lit(1))], default=lit(0)) if checked else lit(0)
-    counted = ctx.create_temp("counted", render("anonymize/cells", src=src, qis=raws, collided=collided))
+    counted = ctx.create_temp("counted", render(
+        "anonymize/cells", src=src, qis=[exp.alias_(col(q.column), f"raw_{i}") for i, q in enumerate(frag.qis)],
+        qis_group=[col(q.column) for q in frag.qis]))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
     codes = ctx.create_temp("codes", _codes(cells, [f"c_{i}_{lv}" for i, lv in coded]))
     ctx.drop(counted, *domains.values())
     first = ctx.query(exp.select(
-        exp.select(exp.func("COALESCE", exp.Sum(this=col("collided")), lit(0))).from_(table(cells)).subquery(),
+        exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
+            this=exp.Distinct(expressions=[col("k")])))).from_(table(cells)).subquery(),
         *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
     row = first[0] if first else (0,) + (1,) * len(coded)
     if int(row[0] or 0):
         raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
-                           "per pair): nothing was released; run the query again")
+                           "per pair or less): nothing was released; run the query again")
     return Frequency(cells, codes, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
 
 

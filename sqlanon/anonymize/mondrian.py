@@ -47,11 +47,9 @@ class Mondrian:
             raise PolicyError(f"method mondrian judges one sensitive attribute per release; the requirement "
                               f"names {sorted(attributes)}")
         self.attribute = attributes.pop() if attributes else None
-        self.checked = False
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        cols, self.checked = frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
-        return cols
+        return frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
 
     @property
     def _sizes_only(self) -> bool:
@@ -166,7 +164,7 @@ class Mondrian:
         return pick
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        freq = frequency.build(frag, src, ctx, self.checked)
+        freq = frequency.build(frag, src, ctx)
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
         be = ctx.backend

@@ -63,11 +63,9 @@ class Sabre:
                               f"names {sorted(attributes)}")
         self.req = requirement
         self.attribute = requirement.t.attribute
-        self.checked = False
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        cols, self.checked = frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
-        return cols
+        return frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
 
     def _bucket(self) -> exp.Expression:
         assert self.req.t is not None
@@ -78,7 +76,7 @@ class Sabre:
                                       expression=col("n")))
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        freq = frequency.build(frag, src, ctx, self.checked)
+        freq = frequency.build(frag, src, ctx)
         hs = [q.hierarchy for q in frag.qis]
         whole = ctx.create_temp("swhole", render("anonymize/whole", codes=freq.codes, cells=freq.cells))
         phase = exp.Sub(this=exp.Mul(this=exp.cast(col("bucket"), "DOUBLE"), expression=lit(PHASE_STEP)),

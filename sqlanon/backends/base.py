@@ -83,15 +83,14 @@ class Backend:
         (verify/reading.py)."""
         return None
 
-    def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
-        """The key that groups rows into cells and joins each row back to its cell, and a check.
+    def cell_key(self, values: list[exp.Expression]) -> exp.Expression:
+        """The key that joins each row to its cell: one value instead of a join on every column.
 
         ``values`` are the stored values, in their own collation: the key must tell apart what
-        differs in a single byte. Without a check the key must be injective: here the values'
-        text, length-prefixed, with '~' for NULL. With a check, the key is a hash and the check
-        an independent one: a cell whose rows disagree on the check holds rows of two cells and
-        is refused."""
-        return self.binary_text(injective_text(values, self)), None
+        differs in a single byte. It may be a hash: the cells are grouped on the key and the
+        values (anonymize/frequency.py), and two cells sharing a key are refused. Here the
+        values' text, length-prefixed, with '~' for NULL."""
+        return self.binary_text(injective_text(values, self))
 
     def fenced(self, select: exp.Select) -> exp.Select:
         """A derived table the planner computes once and does not merge into the query that

@@ -56,7 +56,7 @@ class MySQLBackend(Backend):
             expression=exp.Literal.string(self.binary_collation)), true=exp.Literal.number(1))],
             default=exp.Literal.number(0)) for c in columns]).from_(table(name)).limit(1)
 
-    def cell_key(self, values: list[exp.Expression]) -> tuple[exp.Expression, exp.Expression | None]:
+    def cell_key(self, values: list[exp.Expression]) -> exp.Expression:
         # MariaDB hash-joins only keys of bounded declared length (~3 KB), so the key is the
         # 16-byte MD5 of an injective encoding (a 128-bit digest is taken as injective): the
         # values joined by ':', then their byte lengths ('N' for NULL). Read from the end, the
@@ -70,7 +70,7 @@ class MySQLBackend(Backend):
         encoding = exp.Anonymous(this="CONCAT_WS", expressions=[
             exp.Literal.string(":"), *[v.copy() for v in raw],
             exp.Anonymous(this="CONCAT_WS", expressions=[exp.Literal.string(","), *lengths])])
-        return exp.Unhex(this=exp.MD5(this=encoding)), None
+        return exp.Unhex(this=exp.MD5(this=encoding))
 
     def temp_table_properties(self) -> list[exp.Expression]:
         # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.
