@@ -83,7 +83,7 @@ class AlphaK:
         lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
                                               *[exp.alias_(lit(0), n) for n in lnames]))
         lvh = ctx.create_temp("lvh", exp.select("*").from_(table(lv)).where(exp.false()))
-        choice = ctx.create_temp("choice", exp.select(exp.alias_(lit(0), "done"), exp.alias_(lit(0), "attr"))
+        choice = ctx.create_temp("choice", exp.select(*[exp.alias_(lit(0), n) for n in ("step", "done", "attr")])
                                  .where(exp.false()))
 
         # The levels as a derived table of scalar subqueries, read once per statement: joined as
@@ -165,12 +165,15 @@ class AlphaK:
 
         def advance() -> exp.Expression:
             """The next round's levels: the chosen attribute one level up; done when choose said so."""
-            picked = exp.select(col("attr")).from_(table(choice)).subquery()
-            values: dict = {"step": exp.Add(this=col("step"), expression=lit(1)),
-                            "done": exp.select(col("done")).from_(table(choice)).subquery()}
+            this_round = col("step", "c").eq(col("step", lv))
+            picked = exp.select(col("attr", "c")).from_(table(choice, "c")).where(this_round).subquery()
+            values: dict = {"done": exp.select(col("done", "c")).from_(table(choice, "c")).where(this_round.copy())
+                            .subquery()}
             for i, n in enumerate(lnames):
                 values[n] = exp.Add(this=col(n), expression=exp.Case(
                     ifs=[exp.If(this=exp.EQ(this=picked.copy(), expression=lit(i)), true=lit(1))], default=lit(0)))
+            # last: MySQL assigns in order, and the subqueries above must see this round's step
+            values["step"] = exp.Add(this=col("step"), expression=lit(1))
             return exp.update(table(lv), values)
 
         def record() -> exp.Expression:
@@ -186,7 +189,7 @@ class AlphaK:
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=col("done"), expression=lit(0))).from_(table(lv)),
                    [exp.insert(exp.select("*").from_(table(lv)), table(lvh)), *staged, *picks, advance, record,
-                    ctx.backend.empty(blk), merge, ctx.backend.empty(now), ctx.backend.empty(choice)],
+                    ctx.backend.empty(blk), merge, ctx.backend.empty(now)],
                    key="alpha_k", hash_joins=True)
         step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 2) - 1
         ctx.drop(blk, now, choice, lv, *kept, *kept_too)
