@@ -78,7 +78,8 @@ class AlphaK:
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
         freq = frequency.build(frag, src, ctx)
-        cells, codes, radix = freq.cells, freq.codes, freq.radix
+        # the cells' search columns, read where they are (a derived table), not copied
+        cells, codes, radix = freq.cells, freq.search_columns().subquery(), freq.radix
         carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
         lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
                                               *[exp.alias_(lit(0), n) for n in lnames]))
@@ -220,8 +221,8 @@ class AlphaK:
             .where(exp.GT(this=col("t", "h"), expression=lit(0)))
             .group_by(*[col(n, "r") for n in lnames])), [q.column for q in frag.qis]) if m else {
             q.column: {} for q in frag.qis}
-        ctx.drop(ranked, plan, pos, rounds, lvh, codes)
-        return Release(table=released, columns=frag.columns, levels=histogram, counts=cells,
+        ctx.drop(ranked, plan, pos, rounds, lvh, cells)
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{step} search round(s) on the frequency table"])
 
 

@@ -41,17 +41,25 @@ def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
 
 @dataclass(frozen=True)
 class Frequency:
-    #: one row per cell: cell, k (the key), raw_<qi>, g_<qi>_<level>, c_<qi>_<level>, o_<qi> (the
-    #: cell's position along the attribute: a dense rank of its value), sv, p, n
+    #: one row per cell: cell, k (the key), raw_<qi>, sv, p, n: the selection's frequency table as
+    #: counted, narrow, for verification to read (Release.counts)
+    counted: str
+    #: one row per cell: the columns of ``counted``, g_<qi>_<level> (labels), c_<qi>_<level>
+    #: (their dense integer codes, NULL → 0), o_<qi> (the cell's position along the attribute: a
+    #: dense rank of its value), and svc (the sensitive value's dense integer code, NULL → 0)
     cells: str
-    #: one row per cell: cell, n, p, sv and c_<qi>_<level> as dense integer codes (NULL → 0)
-    codes: str
     #: (qi, level) → largest code + 1
     radix: dict[tuple[int, int], int]
 
     @property
     def coded(self) -> list[tuple[int, int]]:
         return list(self.radix)
+
+    def search_columns(self) -> exp.Select:
+        """The cells' search columns (cell, n, p, c_<qi>_<level>, and sv: the sensitive value's
+        code), as a query over the cells."""
+        return exp.select(col("cell"), col("n"), col("p"), *[col(f"c_{i}_{lv}") for i, lv in self.coded],
+                          exp.alias_(col("svc"), "sv")).from_(table(self.cells))
 
 
 def build(frag: Fragment, src: str, ctx: RunContext) -> Frequency:
@@ -63,17 +71,22 @@ def build(frag: Fragment, src: str, ctx: RunContext) -> Frequency:
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
-    codes = ctx.create_temp("codes", _codes(cells, [f"c_{i}_{lv}" for i, lv in coded]))
-    ctx.drop(counted, *domains.values())
+    # the largest codes from the few domain rows, and the key check from the narrow cells
     first = ctx.query(exp.select(
         exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
-            this=exp.Distinct(expressions=[col("k")])))).from_(table(cells)).subquery(),
-        *[exp.Max(this=col(f"c_{i}_{lv}")) for i, lv in coded]).from_(table(codes)))
+            this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery(),
+        *[exp.select(exp.Max(this=col(f"c_{lv}"))).from_(table(domains[i])).subquery() for i, lv in coded]))
+    ctx.drop(*domains.values())
     row = first[0] if first else (0,) + (1,) * len(coded)
     if int(row[0] or 0):
         raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
                            "per pair or less): nothing was released; run the query again")
-    return Frequency(cells, codes, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
+    return Frequency(counted, cells, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
+
+
+def codes(freq: Frequency, ctx: RunContext) -> str:
+    """The cells' search columns as a table of their own (Frequency.search_columns)."""
+    return ctx.create_temp("codes", freq.search_columns())
 
 
 def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
@@ -101,8 +114,12 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
     """The cells with each quasi-identifier's labels (g_<qi>_<level>), codes (c_<qi>_<level>)
     and position (o_<qi>) from its domain table: one hash join per attribute on the stored
     value, and for cells without one (no equality finds NULL) the domain's NULL row, read once
-    by an uncorrelated subquery (a join to it is a nested loop on MariaDB)."""
-    q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c"))).from_(table(counted, "c"))
+    by an uncorrelated subquery (a join to it is a nested loop on MariaDB). The sensitive value's
+    code (svc) comes from a small lookup, a sort of its few distinct values, not of the cells."""
+    lookup = render("anonymize/code_lookup", g=col("sv"), cells=counted).subquery("s", copy=False)
+    q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c")),
+                   exp.alias_(exp.func("COALESCE", col("code", "s"), lit(0)), "svc")) \
+        .from_(table(counted, "c")).join(lookup, join_type="left", on=col("v", "s").eq(col("sv", "c")), copy=False)
     for i, name in domains.items():
         d = f"d{i}"
         raw = col(f"raw_{i}", "c")
@@ -116,13 +133,3 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
             q = q.select(exp.alias_(value if name_.startswith("g_") else exp.func("COALESCE", value, lit(0)), out),
                          copy=False)
     return q
-
-
-def _codes(cells: str, carried: list[str]) -> exp.Select:
-    """The cells' search columns: the ``carried`` codes as they are, and the sensitive value
-    replaced by a dense integer code (NULL → 0) through a small lookup, a sort of its few
-    distinct values, not of the wide cells."""
-    lookup = render("anonymize/code_lookup", g=col("sv"), cells=cells).subquery("d", copy=False)
-    return exp.select(col("cell", "c"), col("n", "c"), col("p", "c"), *[col(c, "c") for c in carried],
-                      exp.alias_(exp.func("COALESCE", col("code", "d"), lit(0)), "sv")) \
-        .from_(table(cells, "c")).join(lookup, join_type="left", on=col("v", "d").eq(col("sv", "c")), copy=False)

@@ -165,14 +165,15 @@ class Mondrian:
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx)
+        codes = frequency.codes(freq, ctx)
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
         be = ctx.backend
 
         positions = [exp.alias_(col(f"o_{i}", "f"), f"pos_{i}") for i in range(m)]
-        cur = ctx.create_temp("open_a", render("mondrian/positions", codes=freq.codes, cells=freq.cells,
+        cur = ctx.create_temp("open_a", render("mondrian/positions", codes=codes, cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
-        whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.codes, cells=freq.cells)) \
+        whole = ctx.create_temp("whole", render("anonymize/whole", codes=codes, cells=freq.cells)) \
             if self.req.t is not None and m else None
         parts, passes, kept = cur, 0, []
         if m:
@@ -218,7 +219,7 @@ class Mondrian:
             ctx.drop(cur, nxt, choice, extents, *kept)
 
         shared, labels, levels = class_labels(hs, be)
-        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=freq.codes,
+        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes,
                                                     cells=freq.cells, shared=shared, labels=labels, levels=levels))
         columns = []
         for c in frag.columns:
@@ -229,8 +230,8 @@ class Mondrian:
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
                                               .from_(table(labelled))), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(parts, labelled, freq.codes, *([whole] if whole else []))
-        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.cells,
+        ctx.drop(parts, labelled, codes, freq.cells, *([whole] if whole else []))
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 
 

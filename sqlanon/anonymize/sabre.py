@@ -77,15 +77,16 @@ class Sabre:
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx)
+        codes = frequency.codes(freq, ctx)
         hs = [q.hierarchy for q in frag.qis]
-        whole = ctx.create_temp("swhole", render("anonymize/whole", codes=freq.codes, cells=freq.cells))
+        whole = ctx.create_temp("swhole", render("anonymize/whole", codes=codes, cells=freq.cells))
         phase = exp.Sub(this=exp.Mul(this=exp.cast(col("bucket"), "DOUBLE"), expression=lit(PHASE_STEP)),
                         expression=exp.Floor(this=exp.Mul(this=exp.cast(col("bucket"), "DOUBLE"),
                                                           expression=lit(PHASE_STEP))))
         buckets = ctx.create_temp("sbuckets", render("sabre/buckets", whole=whole, bucket=self._bucket(), phase=phase))
         # attributes with fewer distinct values first: a run of the order keeps them constant longest
         key = [col(f"o_{i}", "f") for i in sorted(range(len(hs)), key=lambda i: (freq.radix.get((i, 0), 0), i))]
-        ranked = ctx.create_temp("ranked", render("sabre/ranked", codes=freq.codes, cells=freq.cells, buckets=buckets,
+        ranked = ctx.create_temp("ranked", render("sabre/ranked", codes=codes, cells=freq.cells, buckets=buckets,
                                                   key=key + [col("cell", "o")]))
         row = ctx.query(exp.select(exp.select(exp.Sum(this=col("c"))).from_(table(whole)).subquery(),
                                    exp.select(exp.Max(this=col("bucket"))).from_(table(buckets)).subquery()))
@@ -157,8 +158,8 @@ class Sabre:
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
                                               .from_(table(parts))), [q.column for q in frag.qis]) \
             if hs and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(whole, buckets, ranked, numbers, parts, freq.codes)
-        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.cells,
+        ctx.drop(whole, buckets, ranked, numbers, parts, codes, freq.cells)
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"sabre: {m} class(es) of about {n // max(m, 1)} rows, found in {probes} probe(s)"])
 
     def _search(self, ctx: RunContext, top: int, passes: Callable[[int], tuple[bool, float]]) -> tuple[int, int]:
