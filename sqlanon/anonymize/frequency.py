@@ -45,8 +45,9 @@ class Frequency:
     #: counted, narrow, for verification to read (Release.counts)
     counted: str
     #: one row per cell: the columns of ``counted``, g_<qi>_<level> (labels), c_<qi>_<level>
-    #: (their dense integer codes, NULL → 0), o_<qi> (the cell's position along the attribute: a
-    #: dense rank of its value), and svc (the sensitive value's dense integer code, NULL → 0)
+    #: (their dense integer codes, NULL → 0), svc (the sensitive value's dense integer code,
+    #: NULL → 0), and where asked for o_<qi> (the cell's position along the attribute: a dense
+    #: rank of its value)
     cells: str
     #: (qi, level) → largest code + 1
     radix: dict[tuple[int, int], int]
@@ -62,15 +63,16 @@ class Frequency:
                           exp.alias_(col("svc"), "sv")).from_(table(self.cells))
 
 
-def build(frag: Fragment, src: str, ctx: RunContext) -> Frequency:
+def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) -> Frequency:
+    """``positions``: the cells get o_<qi> (Mondrian cuts along them, SABRE sorts by them)."""
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
     counted = ctx.create_temp("counted", render(
         "anonymize/cells", src=src, qis=[exp.alias_(col(q.column), f"raw_{i}") for i, q in enumerate(frag.qis)],
         qis_group=[col(q.column) for q in frag.qis]))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
-    domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be)) for i, h in enumerate(hs)}
-    cells = ctx.create_temp("cells", _labelled(counted, domains, hs))
+    domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
+    cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))
     # the largest codes from the few domain rows, and the key check from the narrow cells
     first = ctx.query(exp.select(
         exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
@@ -89,7 +91,7 @@ def codes(freq: Frequency, ctx: RunContext) -> str:
     return ctx.create_temp("codes", freq.search_columns())
 
 
-def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
+def _domain(i: int, h: Hierarchy, counted: str, be: Backend, positions: bool) -> exp.Expression:
     """Quasi-identifier i's distinct stored values in the cells, with their labels and codes at
     every level below the root, and their position along the attribute: the hierarchy is
     evaluated, and the values sorted, once per value, not once per cell."""
@@ -105,12 +107,12 @@ def _domain(i: int, h: Hierarchy, counted: str, be: Backend) -> exp.Expression:
     # a taxonomy is ordered along its ancestor paths, so that siblings are neighbours
     path = [col(f"c_{lv}") for lv in range(h.height - 1, 0, -1)] if isinstance(h, TaxonomyHierarchy) else []
     position = exp.Window(this=exp.DenseRank(), order=exp.Order(
-        expressions=[exp.Ordered(this=e) for e in [*path, col("v")]]))
+        expressions=[exp.Ordered(this=e) for e in [*path, col("v")]])) if positions else lit(0)
     return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=labels, codes=codes,
                   position=position)
 
 
-def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp.Select:
+def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy], positions: bool) -> exp.Select:
     """The cells with each quasi-identifier's labels (g_<qi>_<level>), codes (c_<qi>_<level>)
     and position (o_<qi>) from its domain table: one hash join per attribute on the stored
     value, and for cells without one (no equality finds NULL) the domain's NULL row, read once
@@ -125,7 +127,7 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy]) -> exp
         raw = col(f"raw_{i}", "c")
         q = q.join(table(name, d), join_type="left", on=col("v", d).eq(raw), copy=False)
         for name_, out in [*((f"{kind}_{lv}", f"{kind}_{i}_{lv}") for kind in ("g", "c") for lv in range(hs[i].height)),
-                           ("o", f"o_{i}")]:
+                           *([("o", f"o_{i}")] if positions else [])]:
             missing = exp.select(col(name_)).from_(table(name)).where(exp.Is(this=col("v"), expression=exp.null()))
             value = exp.Case(ifs=[exp.If(this=exp.Is(this=raw.copy(), expression=exp.null()),
                                          true=missing.subquery())], default=col(name_, d))

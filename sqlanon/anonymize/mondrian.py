@@ -164,7 +164,7 @@ class Mondrian:
         return pick
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        freq = frequency.build(frag, src, ctx)
+        freq = frequency.build(frag, src, ctx, positions=True)
         codes = frequency.codes(freq, ctx)
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)

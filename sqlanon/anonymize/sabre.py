@@ -76,7 +76,7 @@ class Sabre:
                                       expression=col("n")))
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
-        freq = frequency.build(frag, src, ctx)
+        freq = frequency.build(frag, src, ctx, positions=True)
         codes = frequency.codes(freq, ctx)
         hs = [q.hierarchy for q in frag.qis]
         whole = ctx.create_temp("swhole", render("anonymize/whole", codes=codes, cells=freq.cells))

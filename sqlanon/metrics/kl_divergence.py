@@ -20,6 +20,10 @@ from sqlanon.policy.model import QuasiIdentifier
 from sqlanon.sql.templates import col, lit, render, table
 
 
+#: the CTE of every quasi-identifier's value distribution (Backend.grouping_sets)
+_SHARED = "_sa_values"
+
+
 @dataclass(frozen=True)
 class Selection:
     """The selection's frequency table: ``table`` with one column of original values per
@@ -35,10 +39,26 @@ def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_ce
     selection and of the release (released values in the columns ``released_names``)."""
     if not qis:
         return []
-    parts = [render("verify/kl", qi=lit(i), labels=_labels(q, v, selection, ctx.backend),
+    be = ctx.backend
+    distributions = [_distribution(v, selection) for v in selection.values]
+    shared = None
+    if be.grouping_sets and len(qis) > 1:
+        # every value distribution from one scan of the selection, a CTE the parts read
+        shared = exp.select(*[col(v) for v in selection.values], exp.alias_(exp.Sum(this=col(selection.count)), "cnt"),
+                            exp.alias_(exp.Case(ifs=[exp.If(this=exp.Grouping(expressions=[col(v)]).eq(lit(0)),
+                                                            true=lit(i)) for i, v in enumerate(selection.values)]),
+                                       "_sa_qi")) \
+            .from_(table(selection.table)).group_by(exp.GroupingSets(expressions=[
+                exp.Tuple(expressions=[col(v)]) for v in selection.values]))
+        distributions = [exp.select(exp.alias_(col(v), "v"), col("cnt")).from_(table(_SHARED))
+                         .where(col("_sa_qi").eq(lit(i))) for i, v in enumerate(selection.values)]
+    parts = [render("verify/kl", qi=lit(i), labels=_labels(q, values, be),
                     released_cells=released_cells, released_value=col(name), n=lit(rows_in))
-             for i, (q, v, name) in enumerate(zip(qis, selection.values, released_names))]
+             for i, (q, values, name) in enumerate(zip(qis, distributions, released_names))]
     statement = exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]
+    if shared is not None:
+        statement = exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
+            .with_(_SHARED, as_=shared, copy=False)
     out = [0.0] * len(qis)
     for i, d, entropy, lost in ctx.query(statement):
         if d is None:
@@ -51,17 +71,22 @@ def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_ce
     return out
 
 
-def _labels(q: QuasiIdentifier, value: str, selection: Selection, be: Backend) -> exp.Subquery:
-    """Each original value v with its rows cnt and every label lbl it takes at some level: the
-    selection grouped by the value (a few dozen rows), paired with the levels, a CASE picking
-    each level's label; a label that two levels share counts once."""
+def _distribution(value: str, selection: Selection) -> exp.Select:
+    """One quasi-identifier's original values v with their rows cnt: the selection grouped by
+    the value (a few dozen rows)."""
+    return exp.select(exp.alias_(col(value), "v"), exp.alias_(exp.Sum(this=col(selection.count)), "cnt")) \
+        .from_(table(selection.table)).group_by(col(value))
+
+
+def _labels(q: QuasiIdentifier, values: exp.Select, be: Backend) -> exp.Subquery:
+    """Each original value v with its rows cnt (``values``) and every label lbl it takes at some
+    level: the values paired with the levels, a CASE picking each level's label; a label that two
+    levels share counts once."""
     h = q.hierarchy
     v = col("v", "p")
     numbers = [exp.select(exp.alias_(lit(lv), "n")) for lv in range(h.height + 1)]
     levels = exp.union(*numbers, distinct=False, copy=False) if len(numbers) > 1 else numbers[0]
     label = exp.Case(this=col("n", "lv"), ifs=[exp.If(this=lit(lv), true=be.binary_text(h.expr(v.copy(), lv)))
                                                for lv in range(h.height + 1)])
-    values = exp.select(exp.alias_(col(value), "v"), exp.alias_(exp.Sum(this=col(selection.count)), "cnt")) \
-        .from_(table(selection.table)).group_by(col(value))
     return exp.select(v, col("cnt", "p"), exp.alias_(label, "lbl")).distinct().from_(values.subquery("p")) \
         .join(levels.subquery("lv"), join_type="cross").subquery()
