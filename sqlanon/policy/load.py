@@ -1,6 +1,8 @@
 """Read a policy from YAML (or a dict) with errors that name the table, the column and the fault."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +109,15 @@ def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
 
     try:
         if kind == "interval":
-            return IntervalHierarchy(rising_numbers("widths", integer=False))
+            widths = rising_numbers("widths", integer=False)
+            for a, b in zip(widths, widths[1:]):
+                # every interval must lie in one interval of the level above: the searches group
+                # rows by their labels and generalize those groups as wholes
+                if (Fraction(str(b)) / Fraction(str(a))).denominator != 1:
+                    raise PolicyError(f"interval widths must nest, each a whole multiple of the one below it: "
+                                      f"{b:g} is not a multiple of {a:g}, so an interval of width {a:g} would "
+                                      f"straddle two of width {b:g}", table=table, column=column)
+            return IntervalHierarchy(widths)
         if kind == "mask":
             return MaskHierarchy(rising_numbers("character counts", integer=True))
         if kind == "suppress":

@@ -99,7 +99,7 @@ def test_sabre_release_satisfies_k_l_and_t(db_url, rows, k, t, l, lo):  # noqa: 
         privacy["l"] = l
     policy = {"tables": {"people": {
         "identifiers": ["pid"],
-        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 20, 50]},
+        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 20, 60]},
                               "zip": {"type": "mask", "levels": [1, 2, 3, 4, 5]}, "sex": {"type": "suppress"}},
         "sensitive": {"disease": {}}, "privacy": privacy}}}
     selected = [r for r in rows if r[0] >= lo]

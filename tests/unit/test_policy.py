@@ -41,6 +41,8 @@ def broken(**changes):
     ({"privacy__t": {"value": 0.2, "distance": "manhattan"}}, "patients", "disease", "ordered, equal, hierarchical"),
     ({"privacy__method": "mdav", "privacy__l": 0}, "patients", None, "privacy.l must be an integer >= 2"),
     ({"quasi_identifiers__age": {"type": "interval", "levels": [10, 5]}}, "patients", "age", "rising"),
+    ({"quasi_identifiers__age": {"type": "interval", "levels": [5, 20, 50]}}, "patients", "age",
+     "50 is not a multiple of 20"),
     ({"quasi_identifiers__age": {"type": "colour"}}, "patients", "age", "unknown hierarchy type"),
     ({"quasi_identifiers__zip": {"type": "taxonomy", "file": "nope.csv"}}, "patients", "zip", "not found"),
     ({"quasi_identifiers__zip": {"type": "date", "levels": ["year", "month"]}}, "patients", "zip", "rising subset"),
