@@ -3,9 +3,7 @@
 A template is parsed once. ``render`` fills ``:name`` placeholders with quoted identifiers
 (``str``), derived tables (a subquery where the template names a table), expressions, or lists
 of expressions spliced into the surrounding list (select list, GROUP BY, PARTITION BY …). The
-result is a sqlglot expression the backend writes in its dialect. A value that is part of no
-tree yet is placed as it is, not copied: the callers build values for one statement, and every
-copy is garbage for the cycle collector (sqlglot's nodes point to their parents).
+result is a sqlglot expression the backend writes in its dialect.
 """
 from __future__ import annotations
 
@@ -39,11 +37,6 @@ def col(name: str, table: str | None = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
 
 
-def _own(v: exp.Expression) -> exp.Expression:
-    """``v`` itself while it belongs to no tree, else a copy: a value placed twice is copied."""
-    return v if v.parent is None else v.copy()
-
-
 def render(name: str, **values: Value) -> exp.Expression:
     tree = _parsed(name).copy()
     missing = {p.this for p in tree.find_all(exp.Placeholder)} - set(values)
@@ -59,27 +52,27 @@ def render(name: str, **values: Value) -> exp.Expression:
             at = items.index(ordered)
             new = [ordered.copy() for _ in value]
             for o, v in zip(new, value):
-                o.set("this", _own(v) if isinstance(v, exp.Expression) else col(v))
+                o.set("this", v.copy() if isinstance(v, exp.Expression) else col(v))
             holder.set(ordered.arg_key, items[:at] + new + items[at + 1:])
         elif isinstance(value, list):
             if ph.index is None:
                 raise TypeError(f"template {name}: :{ph.this} is not in a list")
             items = parent.args[ph.arg_key]
             at = items.index(ph)
-            new = [_own(v) if isinstance(v, exp.Expression) else col(v) for v in value]
+            new = [v.copy() if isinstance(v, exp.Expression) else col(v) for v in value]
             parent.set(ph.arg_key, items[:at] + new + items[at + 1:])
         elif isinstance(value, str) and isinstance(parent, exp.Table):
             ph.replace(ident(value))
         elif isinstance(value, exp.Subquery) and isinstance(parent, exp.Table):
             # a derived table where the template names a table: FROM :t AS x → FROM (SELECT …) AS x
-            sub = _own(value)
+            sub = value.copy()
             if parent.args.get("alias"):
                 sub.set("alias", parent.args["alias"].copy())
             parent.replace(sub)
         elif isinstance(value, str):
             ph.replace(col(value))
         else:
-            ph.replace(_own(value))
+            ph.replace(value.copy())
     # An empty list leaves an empty clause behind (GROUP BY of nothing, ORDER BY of nothing); an
     # aggregate's ORDER BY of nothing (ARRAY_AGG(x ORDER BY :none)) leaves its argument.
     for clause in list(tree.find_all(exp.Group, exp.Order)):
