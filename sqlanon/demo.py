@@ -32,7 +32,7 @@ WARDS = ["A", "B", "C", "D"]
 POLICY = {"tables": {
     "patients": {
         "identifiers": ["name"],
-        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 50]},
+        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 40]},
                               "sex": {"type": "suppress"}, "zip": {"type": "mask", "levels": [1, 2, 3]}},
         "sensitive": {"disease": {"type": "categorical"}},
         "insensitive": ["nationality"],
@@ -40,7 +40,7 @@ POLICY = {"tables": {
     },
     "clinic": {
         "identifiers": ["patient_id", "name"],
-        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 50]},
+        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 40]},
                               "zip": {"type": "mask", "levels": [1, 2, 3, 5]},
                               "sex": {"type": "suppress"}},
         "sensitive": {"diagnosis": {"type": "categorical"}},
