@@ -47,7 +47,7 @@ from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, lit, render, table
+from sqlanon.sql.templates import Owned, col, lit, render, table
 
 #: larger than any rank: no budget applies
 NO_LIMIT = 2**31 - 1
@@ -122,7 +122,7 @@ class AlphaK:
             return exp.Concat(expressions=parts) if len(parts) > 1 else parts[0]
 
         def blocks(rows: str, n: exp.Expression, left: exp.Expression, at: exp.Expression) -> exp.Expression:
-            return render("alpha_k/blocks", rows=rows, lv=at, cls=class_id(), n=n, left=left,
+            return render("alpha_k/blocks", rows=rows, lv=at, cls=Owned(class_id()), n=n, left=left,
                           codes=[exp.alias_(exp.Min(this=col(c)), c, quoted=True) for c in carried],
                           carried=[col(c, "c") for c in carried])
 
@@ -179,7 +179,7 @@ class AlphaK:
 
         def record() -> exp.Expression:
             """The round's blocks into the history, each with its block of the next round."""
-            return exp.insert(render("alpha_k/record", now=now, lv=levels, parent=class_id()), table(rounds))
+            return exp.insert(render("alpha_k/record", now=now, lv=levels, parent=Owned(class_id())), table(rounds))
 
         def merge() -> exp.Expression:
             """The blocks of the next round: what this round left, grouped at the new levels."""
@@ -205,8 +205,12 @@ class AlphaK:
                           for lv_ in range(hs[i].height)], default=exp.Literal.string(hs[i].top_label)),
             f"label_{i}") for i in range(m)]
         plan = ctx.create_temp("plan", render("alpha_k/plan", codes=codes, cells=cells, pos=pos, first=first,
-                                              cls=class_id(), levels=[col(n, "p") for n in lnames], labels=labels))
-        ranked = ctx.create_temp("ranked", render("alpha_k/ranked", src=src, plan=plan))
+                                              cls=Owned(class_id()), levels=[col(n, "p") for n in lnames],
+                                              labels=[Owned(e) for e in labels]))
+        # the split cells' rows, numbered: a derived table of the release where intermediates may
+        # stay in the statement (Adult, PostgreSQL: 27.5 + 10.7 ms -> 34 ms), else a table
+        numbered = render("alpha_k/ranked", src=src, plan=plan)
+        ranked = numbered.subquery() if ctx.backend.ctes_in_pipelines else ctx.create_temp("ranked", numbered)
         whole_cols, split_cols = [], []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
@@ -221,7 +225,7 @@ class AlphaK:
             .where(exp.GT(this=col("t", "h"), expression=lit(0)))
             .group_by(*[col(n, "r") for n in lnames])), [q.column for q in frag.qis]) if m else {
             q.column: {} for q in frag.qis}
-        ctx.drop(ranked, plan, pos, rounds, lvh, cells)
+        ctx.drop(*([ranked] if isinstance(ranked, str) else []), plan, pos, rounds, lvh, cells)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{step} search round(s) on the frequency table"])
 

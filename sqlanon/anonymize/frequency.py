@@ -24,7 +24,7 @@ from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.policy.model import Alpha
 from sqlanon.pushdown.fragment import Fragment
-from sqlanon.sql.templates import col, lit, render, table
+from sqlanon.sql.templates import Owned, col, lit, render, table
 
 
 def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
@@ -108,7 +108,8 @@ def _domain(i: int, h: Hierarchy, counted: str, be: Backend, positions: bool) ->
     path = [col(f"c_{lv}") for lv in range(h.height - 1, 0, -1)] if isinstance(h, TaxonomyHierarchy) else []
     position = exp.Window(this=exp.DenseRank(), order=exp.Order(
         expressions=[exp.Ordered(this=e) for e in [*path, col("v")]])) if positions else lit(0)
-    return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=labels, codes=codes,
+    return render("anonymize/domain", raw=col(f"raw_{i}"), cells=counted, labels=[Owned(e) for e in labels],
+                  codes=[Owned(e) for e in codes],
                   position=position)
 
 

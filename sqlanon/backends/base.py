@@ -39,10 +39,11 @@ class Backend:
     #: TRUNCATE empties a table without leaving dead rows behind (not SQLite, whose DELETE
     #: without WHERE does the same)
     truncate: ClassVar[bool] = False
-    #: a statement's intermediates may stay CTEs: PostgreSQL computes a CTE referenced twice
-    #: once and hash-joins it. MariaDB computes it again at every reference, and SQLite joins it
-    #: without the automatic index it builds for a table (a (α,k) search on Adult: 4.5-6.7 s
-    #: with CTEs, 2.7-3.9 s with tables), so there they go to temp tables (RunContext.staged)
+    #: a statement's intermediates may stay CTEs or derived tables: PostgreSQL computes a CTE
+    #: referenced twice once and hash-joins it. MariaDB computes it again at every reference,
+    #: and SQLite joins it without the automatic index it builds for a table (a (α,k) search on
+    #: Adult: 4.5-6.7 s with CTEs, 2.7-3.9 s with tables), so there they go to temp tables
+    #: (RunContext.staged)
     ctes_in_pipelines: ClassVar[bool] = False
     #: arrays unnested side by side in a select list run in lockstep (PostgreSQL): slicing then
     #: permutes every column group in one pass instead of a join per group

@@ -17,7 +17,7 @@ from sqlglot import exp
 from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.policy.model import QuasiIdentifier
-from sqlanon.sql.templates import col, lit, render, table
+from sqlanon.sql.templates import Owned, col, lit, render, table
 
 
 #: the CTE of every quasi-identifier's value distribution (Backend.grouping_sets)
@@ -52,7 +52,7 @@ def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_ce
                 exp.Tuple(expressions=[col(v)]) for v in selection.values]))
         distributions = [exp.select(exp.alias_(col(v), "v"), col("cnt")).from_(table(_SHARED))
                          .where(col("_sa_qi").eq(lit(i))) for i, v in enumerate(selection.values)]
-    parts = [render("verify/kl", qi=lit(i), labels=_labels(q, values, be),
+    parts = [render("verify/kl", qi=lit(i), labels=Owned(_labels(q, values, be)),
                     released_cells=released_cells, released_value=col(name), n=lit(rows_in))
              for i, (q, values, name) in enumerate(zip(qis, distributions, released_names))]
     statement = exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 ROOT = Path(__file__).resolve().parent.parent / "sql_templates"
 
-Value = Union[str, exp.Expression, list]
+Value = Union[str, exp.Expression, "Owned", list]
 
 
 @lru_cache(maxsize=None)
@@ -37,7 +37,27 @@ def col(name: str, table: str | None = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
 
 
+class Owned:
+    """A value built for one ``render`` call alone, placed as it is instead of a copy: a
+    hierarchy's CASE over every leaf costs more to copy than to build. Only where the caller
+    keeps no reference to it."""
+
+    __slots__ = ("expression",)
+
+    def __init__(self, expression: exp.Expression):
+        self.expression = expression
+
+
 def render(name: str, **values: Value) -> exp.Expression:
+    placed: set[int] = set()
+
+    def own(v: exp.Expression | Owned) -> exp.Expression:
+        """The value to place: an Owned value itself the first time, else a copy."""
+        if isinstance(v, Owned) and id(v) not in placed:
+            placed.add(id(v))
+            return v.expression
+        return (v.expression if isinstance(v, Owned) else v).copy()
+
     tree = _parsed(name).copy()
     missing = {p.this for p in tree.find_all(exp.Placeholder)} - set(values)
     if missing:
@@ -52,27 +72,28 @@ def render(name: str, **values: Value) -> exp.Expression:
             at = items.index(ordered)
             new = [ordered.copy() for _ in value]
             for o, v in zip(new, value):
-                o.set("this", v.copy() if isinstance(v, exp.Expression) else col(v))
+                o.set("this", col(v) if isinstance(v, str) else own(v))
             holder.set(ordered.arg_key, items[:at] + new + items[at + 1:])
         elif isinstance(value, list):
             if ph.index is None:
                 raise TypeError(f"template {name}: :{ph.this} is not in a list")
             items = parent.args[ph.arg_key]
             at = items.index(ph)
-            new = [v.copy() if isinstance(v, exp.Expression) else col(v) for v in value]
+            new = [col(v) if isinstance(v, str) else own(v) for v in value]
             parent.set(ph.arg_key, items[:at] + new + items[at + 1:])
         elif isinstance(value, str) and isinstance(parent, exp.Table):
             ph.replace(ident(value))
-        elif isinstance(value, exp.Subquery) and isinstance(parent, exp.Table):
+        elif isinstance(value.expression if isinstance(value, Owned) else value, exp.Subquery) \
+                and isinstance(parent, exp.Table):
             # a derived table where the template names a table: FROM :t AS x → FROM (SELECT …) AS x
-            sub = value.copy()
+            sub = own(value)
             if parent.args.get("alias"):
                 sub.set("alias", parent.args["alias"].copy())
             parent.replace(sub)
         elif isinstance(value, str):
             ph.replace(col(value))
         else:
-            ph.replace(value.copy())
+            ph.replace(own(value))
     # An empty list leaves an empty clause behind (GROUP BY of nothing, ORDER BY of nothing); an
     # aggregate's ORDER BY of nothing (ARRAY_AGG(x ORDER BY :none)) leaves its argument.
     for clause in list(tree.find_all(exp.Group, exp.Order)):
