@@ -6,11 +6,12 @@ seed 001 §3.2, Abbildung 13, and the prototype of §6.2.
 The search runs on the frequency table of the selection (one row per QI tuple and sensitive
 value, with its count), because every recoding decision depends only on those counts. It reads
 blocks, not cells: the rows still in the search that share the sensitive value and every
-quasi-identifier's code at the current levels. Levels only rise, so a block never splits, and
-the blocks shrink from thousands to a handful as the rounds generalize (Adult: 9,726 cells in
-the first round, 283 blocks in the ninth). The current levels live in a one-row table, so
-every round is the same few statements, written once and run as one server-side loop (SQLite
-repeats them in-process):
+quasi-identifier's code at the current levels. Levels only rise and hierarchies nest (the
+policy refuses interval widths that do not), so a block never splits, and the blocks shrink
+from thousands to a handful as the rounds generalize (Adult: 9,726 cells in the first round,
+283 blocks in the ninth). The current levels are the last row of a table of every round's
+levels, so every round is the same few statements, written once and run as one server-side loop
+(SQLite repeats them in-process):
 
 1. one statement finds the parts of the classes that may be released at these levels and
    writes every block with the rows taken from it: whole classes that satisfy k and α (line 6),
@@ -21,7 +22,7 @@ repeats them in-process):
    enough others to hide among, and fewer rows end up suppressed. When the selection cannot
    meet that even at the root, suppression is unavoidable and the budget is skipped;
 2. the attribute with the highest entropy over the remaining rows is generalized one level
-   (lines 15–16);
+   (lines 15–16): the next round's levels are added to the table;
 3. the round's blocks go to the history with their block of the next round, and what they
    left is grouped into the next round's blocks.
 
@@ -81,16 +82,23 @@ class AlphaK:
         # the cells' search columns, read where they are (a derived table), not copied
         cells, codes, radix = freq.cells, freq.search_columns().subquery(), freq.radix
         carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
-        lv = ctx.create_temp("lv", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
-                                              *[exp.alias_(lit(0), n) for n in lnames]))
-        lvh = ctx.create_temp("lvh", exp.select("*").from_(table(lv)).where(exp.false()))
-        choice = ctx.create_temp("choice", exp.select(*[exp.alias_(lit(0), n) for n in ("step", "done", "attr")])
-                                 .where(exp.false()))
+        # The levels of every round, one row per step: each round's choice adds the next round's
+        # (choice.sql), the current levels are the last row's. One statement a round, where an
+        # UPDATE of one row and a copy of it to the history took two more.
+        lvh = ctx.create_temp("lvh", exp.select(exp.alias_(lit(1), "step"), exp.alias_(lit(0), "done"),
+                                                *[exp.alias_(lit(0), n) for n in lnames]))
 
-        # The levels as a derived table of scalar subqueries, read once per statement: joined as
-        # a table, PostgreSQL rescans the one row for every block (choice: 11.2 ms -> 7.8 ms).
-        levels = exp.select(*[exp.alias_(exp.select(col(n)).from_(table(lv)).subquery(), n)
-                              for n in ["step", *lnames]]).subquery()
+        def now_at(name: str) -> exp.Expression:
+            """The current levels' column ``name``, a scalar subquery."""
+            last = exp.select(exp.Max(this=col("step"))).from_(table(lvh)).subquery()
+            return exp.select(col(name)).from_(table(lvh)).where(col("step").eq(last)).subquery()
+
+        # the current levels as a derived table (choice.sql reads its row), and as a derived table
+        # of scalar subqueries, read once per statement: joined as a table, PostgreSQL rescans the
+        # one row for every block (choice: 11.2 ms -> 7.8 ms)
+        lv = exp.select("*").from_(table(lvh)).where(col("step").eq(
+            exp.select(exp.Max(this=col("step"))).from_(table(lvh)).subquery())).subquery()
+        levels = exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
         # the first round's levels as constants, which the planner folds into the codes
         first = exp.select(*[exp.alias_(lit(0), n) for n in lnames] or [exp.alias_(lit(0), "l")]).subquery()
 
@@ -143,7 +151,7 @@ class AlphaK:
 
         def candidate(i: int) -> exp.Expression:
             """Attribute i is below its root at the current levels."""
-            return exp.LT(this=exp.select(col(lnames[i])).from_(table(lv)).subquery(), expression=lit(hs[i].height))
+            return exp.LT(this=now_at(lnames[i]), expression=lit(hs[i].height))
 
         def choose() -> exp.Expression:
             below = [i for i in range(m) if hs[i].height]
@@ -161,21 +169,12 @@ class AlphaK:
                 entropies = exp.union(*parts, distinct=False) if len(parts) > 1 else (
                     parts[0] if parts else exp.select(exp.alias_(lit(0), "attr"), exp.alias_(exp.null(), "h"))
                     .where(exp.false()))
-            pick = render("alpha_k/choice", lv=lv, top=top.copy()).with_("entropies", as_=entropies)
-            return exp.insert(pick, table(choice))
-
-        def advance() -> exp.Expression:
-            """The next round's levels: the chosen attribute one level up; done when choose said so."""
-            this_round = col("step", "c").eq(col("step", lv))
-            picked = exp.select(col("attr", "c")).from_(table(choice, "c")).where(this_round).subquery()
-            values: dict = {"done": exp.select(col("done", "c")).from_(table(choice, "c")).where(this_round.copy())
-                            .subquery()}
-            for i, n in enumerate(lnames):
-                values[n] = exp.Add(this=col(n), expression=exp.Case(
-                    ifs=[exp.If(this=exp.EQ(this=picked.copy(), expression=lit(i)), true=lit(1))], default=lit(0)))
-            # last: MySQL assigns in order, and the subqueries above must see this round's step
-            values["step"] = exp.Add(this=col("step"), expression=lit(1))
-            return exp.update(table(lv), values)
+            # the next round's levels: the chosen attribute one level up
+            following = [exp.alias_(exp.Add(this=col(n, "lv"), expression=exp.Case(
+                ifs=[exp.If(this=col("attr", "b").eq(lit(i)), true=lit(1))], default=lit(0))), n)
+                for i, n in enumerate(lnames)]
+            pick = render("alpha_k/choice", lv=lv, top=top.copy(), levels=following).with_("entropies", as_=entropies)
+            return exp.insert(pick, table(lvh))
 
         def record() -> exp.Expression:
             """The round's blocks into the history, each with its block of the next round."""
@@ -188,12 +187,11 @@ class AlphaK:
 
         staged, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
-        ctx.repeat(lambda: exp.select(exp.EQ(this=col("done"), expression=lit(0))).from_(table(lv)),
-                   [exp.insert(exp.select("*").from_(table(lv)), table(lvh)), *staged, *picks, advance, record,
-                    ctx.backend.empty(blk), merge, ctx.backend.empty(now)],
+        ctx.repeat(lambda: exp.select(exp.EQ(this=now_at("done"), expression=lit(0))),
+                   [*staged, *picks, record, ctx.backend.empty(blk), merge, ctx.backend.empty(now)],
                    key="alpha_k", hash_joins=True)
-        step = int(ctx.scalar(exp.select(col("step")).from_(table(lv))) or 2) - 1
-        ctx.drop(blk, now, choice, lv, *kept, *kept_too)
+        step = int(ctx.scalar(exp.select(exp.Max(this=col("step"))).from_(table(lvh))) or 2) - 1
+        ctx.drop(blk, now, *kept, *kept_too)
 
         # Each round's released rows, placed from the last round down to the first (lists.sql),
         # then shared out to the cells in the release plan: row ranges per cell, with each

@@ -88,5 +88,7 @@ def _labels(q: QuasiIdentifier, values: exp.Select, be: Backend) -> exp.Subquery
     levels = exp.union(*numbers, distinct=False, copy=False) if len(numbers) > 1 else numbers[0]
     label = exp.Case(this=col("n", "lv"), ifs=[exp.If(this=lit(lv), true=be.binary_text(h.expr(v.copy(), lv)))
                                                for lv in range(h.height + 1)])
-    return exp.select(v, col("cnt", "p"), exp.alias_(label, "lbl")).distinct().from_(values.subquery("p")) \
-        .join(levels.subquery("lv"), join_type="cross").subquery()
+    # built in place (copy=False): every builder step would copy the CASE over every leaf
+    return exp.select(v, col("cnt", "p"), exp.alias_(label, "lbl", copy=False)).distinct(copy=False) \
+        .from_(values.subquery("p", copy=False), copy=False) \
+        .join(levels.subquery("lv", copy=False), join_type="cross", copy=False).subquery(copy=False)
