@@ -20,7 +20,7 @@ def test_missing_value_is_an_error():
 
 
 def test_identifiers_are_quoted():
-    sql = render("alpha_k/choice", lv='we"ird', top=exp.true()).sql("postgres")
+    sql = render("alpha_k/choice", lv='we"ird', top=exp.true(), levels=[]).sql("postgres")
     assert '"we""ird"' in sql
 
 
