@@ -19,7 +19,6 @@ from sqlanon.context import RunContext
 from sqlanon.policy.model import QuasiIdentifier
 from sqlanon.sql.templates import Owned, col, lit, render, table
 
-
 #: the CTE of every quasi-identifier's value distribution (Backend.grouping_sets)
 _SHARED = "_sa_values"
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +10,27 @@ import yaml
 
 from sqlanon.errors import PolicyError
 from sqlanon.hierarchy import (
-    DATE_STEPS, KINDS, DateHierarchy, Hierarchy, IntervalHierarchy, MaskHierarchy,
-    SuppressHierarchy, TaxonomyError, TaxonomyHierarchy,
+    DATE_STEPS,
+    KINDS,
+    DateHierarchy,
+    Hierarchy,
+    IntervalHierarchy,
+    MaskHierarchy,
+    SuppressHierarchy,
+    TaxonomyError,
+    TaxonomyHierarchy,
 )
 from sqlanon.policy.model import (
-    METHODS, Alpha, Closeness, Diversity, Policy, QuasiIdentifier, Requirement, Sensitive, Slicing, TablePolicy,
+    METHODS,
+    Alpha,
+    Closeness,
+    Diversity,
+    Policy,
+    QuasiIdentifier,
+    Requirement,
+    Sensitive,
+    Slicing,
+    TablePolicy,
 )
 
 TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
@@ -103,14 +119,14 @@ def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
     def rising_numbers(kind_msg: str, integer: bool) -> list:
         ok = isinstance(levels, list) and levels and all(
             isinstance(v, int if integer else (int, float)) and not isinstance(v, bool) and v > 0 for v in levels)
-        if not ok or any(b <= a for a, b in zip(levels, levels[1:])):
+        if not ok or any(b <= a for a, b in pairwise(levels)):
             raise PolicyError(f"'levels' must be a rising list of positive {kind_msg}", table=table, column=column)
         return list(levels)
 
     try:
         if kind == "interval":
             widths = rising_numbers("widths", integer=False)
-            for a, b in zip(widths, widths[1:]):
+            for a, b in pairwise(widths):
                 # every interval must lie in one interval of the level above: the searches group
                 # rows by their labels and generalize those groups as wholes
                 if (Fraction(str(b)) / Fraction(str(a))).denominator != 1:
