@@ -226,11 +226,10 @@ class AlphaK:
                 .with_(PLAN, as_=planned, copy=False)
         released = ctx.create_temp("released", release)
 
+        # the rows released at each round's levels: the intervals placed, not the whole history
         histogram = level_histogram(ctx.query(
-            exp.select(*[col(n, "r") for n in lnames], exp.Sum(this=col("t", "h")))
-            .from_(table(rounds, "h")).join(table(lvh, "r"), on=col("step", "r").eq(col("step", "h")))
-            .where(exp.GT(this=col("t", "h"), expression=lit(0)))
-            .group_by(*[col(n, "r") for n in lnames])), [q.column for q in frag.qis]) if m else {
+            exp.select(*[col(n) for n in lnames], exp.Sum(this=exp.Sub(this=col("hi"), expression=col("lo"))))
+            .from_(table(pos)).group_by(*[col(n) for n in lnames])), [q.column for q in frag.qis]) if m else {
             q.column: {} for q in frag.qis}
         ctx.drop(*([] if inline else [ranked, plan]), pos, rounds, lvh, cells)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
