@@ -4,8 +4,8 @@ Every recoding decision of (α,k) and of Mondrian depends only on how many rows 
 tuple and sensitive value (a cell), so the methods search on that table — thousands of rows
 instead of millions — and touch the full rows once more, to release them. The pushdown adds a
 cell key to every row (Backend.cell_key); here the cells are counted by one hash aggregate on
-the key and the values themselves, so a key that two cells share shows as two rows with one key
-(refused), and the values need no aggregate of their own.
+the key, and where the key is a hash on the values too, so a key that two cells share shows as
+two rows with one key (refused).
 Each quasi-identifier's distinct values among the cells (a few dozen) are then generalized to
 every level below the root (labels g_<qi>_<level>) and the labels coded as dense integers
 (c_<qi>_<level>) for the search to group and sort, and both are joined to the cells.
@@ -67,9 +67,12 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) ->
     """``positions``: the cells get o_<qi> (Mondrian cuts along them, SABRE sorts by them)."""
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
+    values = [col(q.column) for q in frag.qis] + [col("_sa_sv")]
+    grouped = values if be.hashed_cell_key else []
+    picked = values if be.hashed_cell_key else [exp.Min(this=v) for v in values]
     counted = ctx.create_temp("counted", render(
-        "anonymize/cells", src=src, qis=[exp.alias_(col(q.column), f"raw_{i}") for i, q in enumerate(frag.qis)],
-        qis_group=[col(q.column) for q in frag.qis]))
+        "anonymize/cells", src=src, qis=[exp.alias_(v, f"raw_{i}") for i, v in enumerate(picked[:-1])],
+        sv=picked[-1], grouped=grouped))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))

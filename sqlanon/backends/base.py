@@ -56,6 +56,9 @@ class Backend:
     #: joined table every pass: the (α,k) history resolved that way took 0.60 s on Adult, as a
     #: loop of plain statements 0.15 s.
     fast_recursion: ClassVar[bool] = True
+    #: the cell key is a hash that two cells may share (PostgreSQL's 64 bits), not the values'
+    #: own encoding (a 128-bit digest is taken as one)
+    hashed_cell_key: ClassVar[bool] = False
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -88,9 +91,9 @@ class Backend:
         """The key that joins each row to its cell: one value instead of a join on every column.
 
         ``values`` are the stored values, in their own collation: the key must tell apart what
-        differs in a single byte. It may be a hash: the cells are grouped on the key and the
-        values (anonymize/frequency.py), and two cells sharing a key are refused. Here the
-        values' text, length-prefixed, with '~' for NULL."""
+        differs in a single byte. It may be a hash (``hashed_cell_key``): the cells are then
+        grouped on the key and the values (anonymize/frequency.py), and two cells sharing a key
+        are refused. Here the values' text, length-prefixed, with '~' for NULL."""
         return self.binary_text(injective_text(values, self))
 
     def fenced(self, select: exp.Select) -> exp.Select:

@@ -38,6 +38,7 @@ class PostgresBackend(Backend):
     truncate = True
     zips_arrays = True
     grouping_sets = True
+    hashed_cell_key = True
     ctes_in_pipelines = True
     title = "PostgreSQL"
 

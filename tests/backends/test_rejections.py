@@ -122,12 +122,13 @@ def sqlanon_select_one():
 
 def test_cells_merged_by_a_hash_key_are_refused(session, monkeypatch):
     """Where the cell key is a hash, two cells sharing it would release one cell's rows under the
-    other's values. Forced here: every row gets one key; the cells, grouped on the key and the
-    values, show it."""
+    other's values. Forced here: every row gets one key, taken as a hash; the cells, grouped on
+    the key and the values, show it."""
     from sqlglot import exp
 
     backend = session.db.backend
     monkeypatch.setattr(backend, "cell_key", lambda values: exp.Literal.number(0))
+    monkeypatch.setattr(backend, "hashed_cell_key", True)
     with pytest.raises(sqlanon.BackendError, match="share a hash key"):
         session.execute("SELECT age, zip, disease FROM patients")
     monkeypatch.undo()
