@@ -76,10 +76,12 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) ->
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))
-    # the largest codes from the few domain rows, and the key check from the narrow cells
+    # the largest codes from the few domain rows, and where the key is a hash its check: grouped
+    # on the key alone, the cells cannot show a key twice
+    shared = exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
+        this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery() if be.hashed_cell_key else lit(0)
     first = ctx.query(exp.select(
-        exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
-            this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery(),
+        shared,
         *[exp.select(exp.Max(this=col(f"c_{lv}"))).from_(table(domains[i])).subquery() for i, lv in coded]))
     ctx.drop(*domains.values())
     row = first[0] if first else (0,) + (1,) * len(coded)

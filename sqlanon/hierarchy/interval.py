@@ -1,15 +1,29 @@
 """Numeric intervals of growing width: 34 → [30,35) → [30,40) → [20,40) → *."""
 from __future__ import annotations
 
+from fractions import Fraction
+from itertools import pairwise
+
 from sqlglot import exp
 
 from sqlanon.hierarchy.base import Hierarchy, as_text
+
+
+class IntervalError(ValueError):
+    """Widths that do not nest."""
 
 
 class IntervalHierarchy(Hierarchy):
     kind = "interval"
 
     def __init__(self, widths: list[float]):
+        # every interval must lie in one interval of the level above: the searches group rows by
+        # their labels and generalize those groups as wholes
+        for a, b in pairwise(widths):
+            if (Fraction(str(b)) / Fraction(str(a))).denominator != 1:
+                raise IntervalError(f"interval widths must nest, each a whole multiple of the one below it: "
+                                    f"{b:g} is not a multiple of {a:g}, so an interval of width {a:g} would "
+                                    f"straddle two of width {b:g}")
         self.widths = widths
         self.height = len(widths) + 1
 

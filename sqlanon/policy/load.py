@@ -1,7 +1,6 @@
 """Read a policy from YAML (or a dict) with errors that name the table, the column and the fault."""
 from __future__ import annotations
 
-from fractions import Fraction
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from sqlanon.hierarchy import (
     KINDS,
     DateHierarchy,
     Hierarchy,
+    IntervalError,
     IntervalHierarchy,
     MaskHierarchy,
     SuppressHierarchy,
@@ -125,15 +125,7 @@ def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
 
     try:
         if kind == "interval":
-            widths = rising_numbers("widths", integer=False)
-            for a, b in pairwise(widths):
-                # every interval must lie in one interval of the level above: the searches group
-                # rows by their labels and generalize those groups as wholes
-                if (Fraction(str(b)) / Fraction(str(a))).denominator != 1:
-                    raise PolicyError(f"interval widths must nest, each a whole multiple of the one below it: "
-                                      f"{b:g} is not a multiple of {a:g}, so an interval of width {a:g} would "
-                                      f"straddle two of width {b:g}", table=table, column=column)
-            return IntervalHierarchy(widths)
+            return IntervalHierarchy(rising_numbers("widths", integer=False))
         if kind == "mask":
             return MaskHierarchy(rising_numbers("character counts", integer=True))
         if kind == "suppress":
@@ -147,6 +139,8 @@ def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:
             return _taxonomy(spec.get("file"), spec.get("rows"), str(spec.get("sep", ";")), base, table, column)
     except TaxonomyError as e:
         raise PolicyError(f"taxonomy {spec.get('file') or '(inline rows)'}: {e}", table=table, column=column) from None
+    except IntervalError as e:
+        raise PolicyError(str(e), table=table, column=column) from None
     raise PolicyError(f"unknown hierarchy type {kind!r} (one of {', '.join(KINDS)})", table=table, column=column)
 
 
