@@ -22,7 +22,14 @@ Value = Union[str, exp.Expression, "Owned", list]
 @lru_cache(maxsize=None)
 def _parsed(name: str) -> exp.Expression:
     text = (ROOT / f"{name}.sql").read_text(encoding="utf-8")
-    return sqlglot.parse_one(text, error_level=sqlglot.ErrorLevel.RAISE)
+    tree = sqlglot.parse_one(text, error_level=sqlglot.ErrorLevel.RAISE)
+    # Every render copies the template. The parser's source positions (one dict per identifier)
+    # and the template's comments are never written (write.py drops comments), but copying
+    # them took two thirds of each copy; sqlglot has no option to parse without them.
+    for node in tree.walk():
+        node._meta = None
+        node.comments = None
+    return tree
 
 
 def ident(name: str) -> exp.Identifier:
