@@ -174,7 +174,8 @@ class Session:
         they would be sent. With ``analyze`` the query runs (no rows are returned) and every
         statement that ran is listed with its time, followed by the report.
         """
-        result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method), live=analyze)
+        result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+                                  live=analyze, timed=analyze)
         lines = [f"backend: {self.db.backend.name} ({self.db.backend.server_version})"]
         if chosen is None:
             lines.append("plan: pass-through (the query reads no protected table)")

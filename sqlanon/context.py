@@ -2,6 +2,9 @@
 
 Every statement goes through ``execute`` so that the report can say how many statements ran
 and how long each stage took, and so that every temp table is dropped after success and failure.
+Where the backend has a pipeline mode (Backend.pipeline), a statement whose answer nobody reads
+is sent without waiting for it: the database runs it while the next one is written. The answers
+are waited for when a result is read and at the end of every stage, so the stage timings hold.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ class RunContext:
     db: Database
     #: False for a static explain: statements are recorded, never sent
     live: bool = True
+    #: every statement waits for its answer and is timed (explain --analyze), never pipelined
+    timed: bool = False
     statements: list[Statement] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     temp_tables: list[str] = field(default_factory=list)
@@ -47,6 +52,11 @@ class RunContext:
     progress: Callable[[str], None] | None = None
     _conn: Any = None
     _rendered: dict[Hashable, str] = field(default_factory=dict)
+    #: the backend's pipeline mode (its context manager, and what it yields) while the run is in it
+    _pipeline: Any = None
+    _pipe: Any = None
+    #: cursors of the statements sent in pipeline mode since the last sync
+    _queued: list[Any] = field(default_factory=list)
 
     @property
     def backend(self) -> Backend:
@@ -55,15 +65,65 @@ class RunContext:
     def __enter__(self) -> "RunContext":
         if self.live:
             self._conn = self.db.raw_connection()
+            if not self.timed:
+                self._pipeline = self.backend.pipeline(self._conn)
+                if self._pipeline is not None:
+                    self._pipe = self._pipeline.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            self.drop_temp_tables()
+            try:
+                self._leave_pipeline(failing=exc[0] is not None)
+            finally:
+                self.drop_temp_tables()
         finally:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def _leave_pipeline(self, failing: bool) -> None:
+        """Wait for what is still queued, then leave pipeline mode (the temp tables are dropped
+        outside it). While an error is on its way out, a refusal found here is not raised over it."""
+        if self._pipeline is None:
+            return
+        try:
+            self.sync()
+        except BackendError:
+            if not failing:
+                raise
+        finally:
+            cm, self._pipeline, self._pipe = self._pipeline, None, None
+            cm.__exit__(None, None, None)
+
+    def sync(self) -> None:
+        """Wait for the answers to every statement sent so far (in pipeline mode; else each
+        statement has waited for its own)."""
+        if self._pipe is None:
+            return
+        try:
+            self._pipe.sync()
+        except Exception as e:  # every driver has its own error tree
+            raise self._refused(e) from e
+        finally:
+            self._release_queued()
+
+    def _release_queued(self) -> None:
+        for cur in self._queued:
+            cur.close()
+        self._queued.clear()
+
+    def _refused(self, error: Exception) -> BackendError:
+        """The error of a refused statement. In pipeline mode it shows when a later answer is
+        read, in the same stage (every stage ends with a sync); the statements queued after it
+        did not run, and the pipeline is made ready for the next."""
+        if self._pipe is not None:
+            self._release_queued()
+            try:
+                self._pipe.sync()
+            except Exception:  # noqa: BLE001, S110 - the error itself is what is reported
+                pass
+        return BackendError(f"the database refused a statement of stage {self.stage}: {error}")
 
     @contextmanager
     def in_stage(self, name: str) -> Iterator[None]:
@@ -71,6 +131,7 @@ class RunContext:
         t0 = time.perf_counter()
         try:
             yield
+            self.sync()
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
             self.stage = previous
@@ -100,24 +161,24 @@ class RunContext:
         texts = [self._sql(b, (key, i)) for i, b in enumerate(body)]
         loop = self.backend.loop(cond, texts, hash_joins)
         if loop is not None:
-            cur = self._send(loop)
-            if cur is not None:
-                cur.close()
+            self._send(loop, wait=False)
             return
         while True:
             cur = self._send(cond)
             if cur is None:  # static explain: the statements of one pass
                 for text in texts:
-                    self._send(text)
+                    self._send(text, wait=False)
                 return
             row = cur.fetchone()
             cur.close()
             if not row or not row[0]:
                 return
             for text in texts:
-                self._send(text).close()
+                self._send(text, wait=False)
 
-    def _send(self, sql: str) -> Any:
+    def _send(self, sql: str, wait: bool = True) -> Any:
+        """Send one statement; the cursor to read its answer from, or None with ``wait=False``:
+        nobody reads it, and in pipeline mode the statement is queued instead of waited for."""
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
         if self.progress is not None:
@@ -128,10 +189,24 @@ class RunContext:
         t0 = time.perf_counter()
         try:
             cur.execute(sql)
-        except Exception as e:  # noqa: BLE001 - every driver has its own error tree
+        except Exception as e:  # every driver has its own error tree
             cur.close()
-            raise BackendError(f"the database refused a statement of stage {self.stage}: {e}") from e
+            raise self._refused(e) from e
+        if self._pipe is not None:
+            # not timed: a pipelined answer also waits for the statements queued before it
+            if not wait:
+                self._queued.append(cur)
+                return None
+            try:
+                self.sync()
+            except BackendError:
+                cur.close()
+                raise
+            return cur
         rec.seconds = time.perf_counter() - t0
+        if not wait:
+            cur.close()
+            return None
         return cur
 
     def query(self, statement: Build, key: Hashable | None = None) -> list[tuple]:
@@ -154,9 +229,7 @@ class RunContext:
         self.created.append(name)
         sql = self._sql(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
                         None if key is None else (key, name))
-        cur = self._send(self.backend.hash_joined(sql) if hash_joins else sql)
-        if cur is not None:
-            cur.close()
+        self._send(self.backend.hash_joined(sql) if hash_joins else sql, wait=False)
         return name
 
     def staged(self, hint: str, statement: exp.Expression) -> tuple[list[exp.Expression], list[str]]:
@@ -191,13 +264,13 @@ class RunContext:
         return out + [renamed(statement)], tables
 
     def run(self, statement: exp.Expression) -> None:
-        cur = self.execute(statement)
-        if cur is not None:
-            cur.close()
+        """Run a statement whose answer nobody reads."""
+        self._send(self._sql(statement, None), wait=False)
 
     def commit(self) -> None:
         """Make what the run created outside its temp tables permanent (a materialized release)."""
         if self._conn is not None:
+            self.sync()
             self._conn.commit()
 
     def drop(self, *names: str) -> None:

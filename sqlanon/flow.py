@@ -81,15 +81,18 @@ class Target:
 
 
 def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides(),
-        live: bool = True, created: list[str] | None = None, progress: Callable[[str], None] | None = None,
-        into: Target | None = None, guard: Guard | None = None) -> tuple[Result, RunContext, Plan | None]:
+        live: bool = True, timed: bool = False, created: list[str] | None = None,
+        progress: Callable[[str], None] | None = None, into: Target | None = None,
+        guard: Guard | None = None) -> tuple[Result, RunContext, Plan | None]:
     """``guard`` runs after the pushdown and before any anonymization: it may refuse the
-    selection with what it knows of earlier releases (the catalog's differencing check)."""
+    selection with what it knows of earlier releases (the catalog's differencing check).
+    ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
     t0 = time.perf_counter()
     parsed = parse(sql, db.backend.dialect)
     analysis = analyze(parsed, db, policy)
     front = time.perf_counter() - t0
-    with RunContext(db, live=live, created=[] if created is None else created, progress=progress) as ctx:
+    with RunContext(db, live=live, timed=timed, created=[] if created is None else created,
+                    progress=progress) as ctx:
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):

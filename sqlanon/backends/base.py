@@ -5,6 +5,7 @@ other module asks which database it talks to: it asks the backend for a flag or 
 """
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 from sqlglot import exp
@@ -140,6 +141,13 @@ class Backend:
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""
+
+    def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
+        """A mode of ``connection`` (a pool's DBAPI connection) in which a statement is sent
+        without waiting for its answer, so that sqlanon writes the next statement while the
+        database runs this one (RunContext); None where every statement waits. Inside it, the
+        statements up to each ``sync()`` of the object it yields run as one transaction."""
+        return None
 
     def temp_table_exists(self, cursor: Any, name: str) -> bool:
         """Whether this session still holds ``name`` (hygiene checks; MariaDB lists no temp tables)."""

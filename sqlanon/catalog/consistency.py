@@ -156,6 +156,7 @@ class Consistency:
             memory = sa.Table(self.memory_name, sa.MetaData(), *[sa.Column(k) for k in frag.key],
                               schema=self.catalog.names.schema)
             if ctx.live:
+                ctx.sync()  # the index is made on another connection, which must see the table
                 sa.Index(f"{self.memory_name}_key", *[memory.c[k] for k in frag.key], unique=True).create(
                     self.catalog.db.engine)
             return

@@ -155,3 +155,38 @@ def test_a_count_of_the_selection_that_misses_rows_is_refused(session, monkeypat
         session.execute("SELECT age, zip, disease FROM patients")
     monkeypatch.undo()
     assert session.execute("SELECT age, zip, disease FROM patients").rows
+
+
+def test_a_statement_the_database_refuses_is_named_with_its_stage(session, monkeypatch):
+    """Where statements are pipelined (PostgreSQL), the refusal shows when a later answer is
+    read; the error is still the refused statement's own, with its stage, nothing is left
+    behind, and the session runs the next query."""
+    from sqlglot import exp
+
+    from sqlanon.anonymize.alpha_k import AlphaK
+    from sqlanon.sql.templates import table
+
+    own = AlphaK.run
+
+    def run(self, frag, src, ctx):
+        ctx.run(exp.delete(table("sqlanon_no_such_table")))  # refused; more statements follow
+        return own(self, frag, src, ctx)
+
+    monkeypatch.setattr(AlphaK, "run", run)
+    with pytest.raises(sqlanon.BackendError, match="stage anonymize: .*sqlanon_no_such_table"):
+        session.execute("SELECT age, zip, disease FROM patients")
+    raw = session.db.raw_connection()
+    try:
+        cur = raw.cursor()
+        assert [t for t in session.last_temp_tables if session.db.backend.temp_table_exists(cur, t)] == []
+    finally:
+        raw.close()
+    monkeypatch.undo()
+    assert session.execute("SELECT age, zip, disease FROM patients").rows
+
+
+def test_explain_analyze_times_every_statement(session):
+    """explain --analyze sends each statement alone (no pipeline), to time it."""
+    text = session.explain("SELECT age, disease FROM patients WHERE age > 10", analyze=True)
+    statements = [line for line in text.splitlines() if line.startswith("[")]
+    assert statements and all(line.endswith(" ms") for line in statements)
