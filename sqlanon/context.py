@@ -209,6 +209,11 @@ class RunContext:
             return None
         return cur
 
+    def write_ahead(self, statement: Build, key: Hashable) -> None:
+        """Write a statement now, to be sent later by ``execute`` or ``query`` with the same
+        ``key``: in pipeline mode the writing then overlaps the statements still running."""
+        self._sql(statement, key)
+
     def query(self, statement: Build, key: Hashable | None = None) -> list[tuple]:
         cur = self.execute(statement, key)
         if cur is None:

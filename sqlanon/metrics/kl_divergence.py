@@ -32,12 +32,33 @@ class Selection:
     count: str
 
 
-def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_cells: str,
-                   released_names: list[str], rows_in: int, ctx: RunContext) -> list[float]:
-    """D_N of each quasi-identifier, in one statement: from the frequency tables of the
-    selection and of the release (released values in the columns ``released_names``)."""
+#: the key the statement is written ahead under (RunContext.write_ahead)
+_KEY = "kl_divergence"
+
+
+def kl_divergences(statement: exp.Expression | None, count: int, ctx: RunContext) -> list[float]:
+    """D_N of each of ``count`` quasi-identifiers, measured by ``statement`` (kl_statement)."""
+    out = [0.0] * count
+    if statement is None:
+        return out
+    for i, d, entropy, lost in ctx.query(statement, key=_KEY):
+        if d is None:
+            continue
+        if lost:
+            out[int(i)] = math.inf
+            continue
+        d, entropy = max(float(d), 0.0), float(entropy)
+        out[int(i)] = d / entropy if entropy > 0 else d
+    return out
+
+
+def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cells: str,
+                 released_names: list[str], rows_in: int, ctx: RunContext) -> exp.Expression | None:
+    """The one statement that measures D_N of every quasi-identifier, from the frequency tables
+    of the selection and of the release (released values in the columns ``released_names``),
+    written at once (RunContext.write_ahead): while the database still counts the release."""
     if not qis:
-        return []
+        return None
     be = ctx.backend
     distributions = [_distribution(v, selection) for v in selection.values]
     shared = None
@@ -58,16 +79,8 @@ def kl_divergences(qis: list[QuasiIdentifier], selection: Selection, released_ce
     if shared is not None:
         statement = exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
             .with_(_SHARED, as_=shared, copy=False)
-    out = [0.0] * len(qis)
-    for i, d, entropy, lost in ctx.query(statement):
-        if d is None:
-            continue
-        if lost:
-            out[int(i)] = math.inf
-            continue
-        d, entropy = max(float(d), 0.0), float(entropy)
-        out[int(i)] = d / entropy if entropy > 0 else d
-    return out
+    ctx.write_ahead(statement, key=_KEY)
+    return statement
 
 
 def _distribution(value: str, selection: Selection) -> exp.Select:

@@ -15,7 +15,7 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused
-from sqlanon.metrics.kl_divergence import Selection, kl_divergences
+from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
 from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -62,17 +62,19 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     and its total must equal the rows of ``src``, counted here."""
     m = Measurement()
     read = _reader(frag, released, aggregated, ctx)
-    released_cells, names, values = _classes(frag, released, req, ctx, aggregated, read)
     selection, m.rows_in = _selection(frag, src, counts, ctx)
+    released_cells, names, stats = _classes(frag, released, req, ctx, aggregated, read)
+    # the KL statement is written while the database counts the released rows
+    measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
+    kl = kl_statement([frag.qis[i] for i in measured], Selection(
+        selection.table, [selection.values[i] for i in measured], selection.count), released_cells,
+        [names[i] for i in measured], m.rows_in, ctx)
+    values = _statistics(stats, ctx)
     if not ctx.live:
         return m
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_suppressed * m.rows_in
-    measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
-    kl = kl_divergences([frag.qis[i] for i in measured], Selection(
-        selection.table, [selection.values[i] for i in measured], selection.count), released_cells,
-        [names[i] for i in measured], m.rows_in, ctx)
-    m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl)}
+    m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl_divergences(kl, len(measured), ctx))}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
     ctx.drop(released_cells, *([selection.table] if selection.table != counts else []))
     return m
@@ -105,9 +107,10 @@ def _reader(frag: Fragment, released: str, aggregated: tuple[str, ...], ctx: Run
 
 
 def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
-             aggregated: tuple[str, ...], read: Reader) -> tuple[str, list[str], dict[str, object]]:
-    """The released rows' frequency table (its QI columns named ``names``) and the class
-    statistics every criterion's aggregates read, measured in one GROUP BY."""
+             aggregated: tuple[str, ...], read: Reader) -> tuple[str, list[str], exp.Select]:
+    """The released rows' frequency table (its QI columns named ``names``), and the query of
+    the class statistics every criterion's aggregates read, measured in one GROUP BY
+    (``_statistics`` sends it)."""
     aggs: dict[str, exp.Expression] = {
         "classes": exp.Count(this=exp.Star()),
         "rows": exp.Sum(this=exp.column("size")),
@@ -125,9 +128,14 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
         "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
         sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
         p=protected_flag(req.alpha, sv), released=released))
-    rows = ctx.query(render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
-                            qis=[col(n) for n in names], released_cells=released_cells))
-    return released_cells, names, dict(zip(aggs, rows[0])) if rows else {}
+    return released_cells, names, render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
+                                         qis=[col(n) for n in names], released_cells=released_cells)
+
+
+def _statistics(stats: exp.Select, ctx: RunContext) -> dict[str, object]:
+    names = [e.alias_or_name for e in stats.selects]  # before writing it changes the tree
+    rows = ctx.query(stats)
+    return dict(zip(names, rows[0])) if rows else {}
 
 
 def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, values: dict[str, object],
@@ -169,7 +177,8 @@ def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tu
     quasi-identifiers stored as numbers (compared as numbers, not byte for byte as text)."""
     m = Measurement()
     read = _reader(frag, frag.table, numbers, ctx)
-    released_cells, _, values = _classes(frag, frag.table, req, ctx, numbers, read)
+    released_cells, _, stats = _classes(frag, frag.table, req, ctx, numbers, read)
+    values = _statistics(stats, ctx)
     if ctx.live:
         judge(frag, frag.table, req, ctx, values, m, read, numbers)
         m.rows_in = m.rows_released

@@ -8,7 +8,7 @@ from sqlanon import demo
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
 from sqlanon.hierarchy import SuppressHierarchy
-from sqlanon.metrics.kl_divergence import Selection, kl_divergences
+from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
 from sqlanon.policy.model import QuasiIdentifier
 from tests.helpers import assert_alpha_k, load_table
 
@@ -96,7 +96,8 @@ def test_kl_divergence_example_of_section_6_1(db_url):
     try:
         qi = QuasiIdentifier("a1", SuppressHierarchy())
         with RunContext(db) as ctx:
-            [d_n] = kl_divergences([qi], Selection("orig", ["a1"], "cnt"), "rel", ["_q0"], 8, ctx)
+            statement = kl_statement([qi], Selection("orig", ["a1"], "cnt"), "rel", ["_q0"], 8, ctx)
+            [d_n] = kl_divergences(statement, 1, ctx)
     finally:
         db.dispose()
     assert abs(d_n - 0.5 * math.log2(0.5 / 0.375)) < 1e-9
