@@ -44,10 +44,10 @@ class Frequency:
     #: one row per cell: cell, k (the key), raw_<qi>, sv, p, n: the selection's frequency table as
     #: counted, narrow, for verification to read (Release.counts)
     counted: str
-    #: one row per cell: the columns of ``counted``, g_<qi>_<level> (labels), c_<qi>_<level>
-    #: (their dense integer codes, NULL → 0), svc (the sensitive value's dense integer code,
-    #: NULL → 0), and where asked for o_<qi> (the cell's position along the attribute: a dense
-    #: rank of its value)
+    #: one row per cell: cell, k, sv, p and n of ``counted`` (not the stored QI values: nothing
+    #: reads them after the labels), g_<qi>_<level> (labels), c_<qi>_<level> (their dense
+    #: integer codes, NULL → 0), svc (the sensitive value's dense integer code, NULL → 0), and
+    #: where asked for o_<qi> (the cell's position along the attribute: a dense rank of its value)
     cells: str
     #: (qi, level) → largest code + 1
     radix: dict[tuple[int, int], int]
@@ -125,7 +125,7 @@ def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy], positi
     by an uncorrelated subquery (a join to it is a nested loop on MariaDB). The sensitive value's
     code (svc) comes from a small lookup, a sort of its few distinct values, not of the cells."""
     lookup = render("anonymize/code_lookup", g=col("sv"), cells=counted).subquery("s", copy=False)
-    q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c")),
+    q = exp.select(*[col(c, "c") for c in ("cell", "k", "sv", "p", "n")],
                    exp.alias_(exp.func("COALESCE", col("code", "s"), lit(0)), "svc")) \
         .from_(table(counted, "c")).join(lookup, join_type="left", on=col("v", "s").eq(col("sv", "c")), copy=False)
     for i, name in domains.items():
