@@ -22,8 +22,15 @@ from sqlanon.errors import BackendError
 from sqlanon.sql.templates import table
 
 
-#: a statement, or a function that builds it (called only when its text is not known yet)
-Build = Union[exp.Expression, Callable[[], exp.Expression]]
+@dataclass(frozen=True)
+class Written:
+    """A statement written ahead (RunContext.write_ahead): its text, sent as it is."""
+    sql: str
+
+
+#: a statement, a function that builds it (called only when its text is not known yet), or its
+#: text written ahead
+Build = Union[exp.Expression, Callable[[], exp.Expression], Written]
 
 
 @dataclass
@@ -142,6 +149,8 @@ class RunContext:
     def _sql(self, statement: Build, key: Hashable | None) -> str:
         """The statement's text; with a key, built and written once per run (a loop that sends
         the same statement every pass skips sqlglot's copy and generation after the first)."""
+        if isinstance(statement, Written):
+            return statement.sql
         if key is not None and key in self._rendered:
             return self._rendered[key]
         sql = self.backend.render(statement() if callable(statement) else statement)
@@ -209,10 +218,10 @@ class RunContext:
             return None
         return cur
 
-    def write_ahead(self, statement: Build, key: Hashable) -> None:
-        """Write a statement now, to be sent later by ``execute`` or ``query`` with the same
-        ``key``: in pipeline mode the writing then overlaps the statements still running."""
-        self._sql(statement, key)
+    def write_ahead(self, statement: exp.Expression) -> Written:
+        """The statement's text now, to be sent later by ``execute`` or ``query``: in pipeline
+        mode, writing it then overlaps the statements still running."""
+        return Written(self._sql(statement, None))
 
     def query(self, statement: Build, key: Hashable | None = None) -> list[tuple]:
         cur = self.execute(statement, key)

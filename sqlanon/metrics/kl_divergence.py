@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
-from sqlanon.context import RunContext
+from sqlanon.context import RunContext, Written
 from sqlanon.policy.model import QuasiIdentifier
 from sqlanon.sql.templates import Owned, col, lit, render, table
 
@@ -32,16 +32,12 @@ class Selection:
     count: str
 
 
-#: the key the statement is written ahead under (RunContext.write_ahead)
-_KEY = "kl_divergence"
-
-
-def kl_divergences(statement: exp.Expression | None, count: int, ctx: RunContext) -> list[float]:
+def kl_divergences(statement: Written | None, count: int, ctx: RunContext) -> list[float]:
     """D_N of each of ``count`` quasi-identifiers, measured by ``statement`` (kl_statement)."""
     out = [0.0] * count
     if statement is None:
         return out
-    for i, d, entropy, lost in ctx.query(statement, key=_KEY):
+    for i, d, entropy, lost in ctx.query(statement):
         if d is None:
             continue
         if lost:
@@ -53,7 +49,7 @@ def kl_divergences(statement: exp.Expression | None, count: int, ctx: RunContext
 
 
 def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cells: str,
-                 released_names: list[str], rows_in: int, ctx: RunContext) -> exp.Expression | None:
+                 released_names: list[str], rows_in: int, ctx: RunContext) -> Written | None:
     """The one statement that measures D_N of every quasi-identifier, from the frequency tables
     of the selection and of the release (released values in the columns ``released_names``),
     written at once (RunContext.write_ahead): while the database still counts the release."""
@@ -79,8 +75,7 @@ def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cell
     if shared is not None:
         statement = exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
             .with_(_SHARED, as_=shared, copy=False)
-    ctx.write_ahead(statement, key=_KEY)
-    return statement
+    return ctx.write_ahead(statement)
 
 
 def _distribution(value: str, selection: Selection) -> exp.Select:
