@@ -4,7 +4,9 @@ Every statement goes through ``execute`` so that the report can say how many sta
 and how long each stage took, and so that every temp table is dropped after success and failure.
 Where the backend has a pipeline mode (Backend.pipeline), a statement whose answer nobody reads
 is sent without waiting for it: the database runs it while the next one is written. The answers
-are waited for when a result is read and at the end of every stage, so the stage timings hold.
+are waited for when a result is read and at the end of every stage, so the stage timings hold;
+the statements between two such waits run as one transaction (a refusal undoes them all, and
+the temp tables are dropped as after any failure).
 """
 from __future__ import annotations
 
