@@ -92,8 +92,7 @@ class AlphaK:
 
         def now_at(name: str) -> exp.Expression:
             """The current levels' column ``name``: a scalar subquery of the last row (one subquery,
-            not two: PostgreSQL plans every subquery of every statement of the loop again at
-            every round)."""
+            not two: every statement of the loop runs its own again at every round)."""
             return exp.select(col(name)).from_(table(lvh)).order_by(
                 exp.Ordered(this=col("step"), desc=True)).limit(1).subquery()
 
