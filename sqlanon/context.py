@@ -75,9 +75,15 @@ class RunContext:
         if self.live:
             self._conn = self.db.raw_connection()
             if not self.timed:
-                self._pipeline = self.backend.pipeline(self._conn)
-                if self._pipeline is not None:
-                    self._pipe = self._pipeline.__enter__()
+                try:
+                    pipeline = self.backend.pipeline(self._conn)
+                    self._pipe = pipeline.__enter__() if pipeline is not None else None
+                except BaseException:
+                    # no __exit__ follows a failed __enter__: the connection goes back here
+                    self._conn.close()
+                    self._conn = None
+                    raise
+                self._pipeline = pipeline
         return self
 
     def __exit__(self, *exc: Any) -> None:
