@@ -13,15 +13,16 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from typing import Any, Callable, Protocol
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Protocol
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
-from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused
+from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.parse import parse
+from sqlanon.parse import Parsed, parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Overrides, Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
@@ -80,6 +81,27 @@ class Target:
     recoder: Recoder | None = None
 
 
+@contextmanager
+def _understood() -> Iterator[None]:
+    """An exception other than sqlanon's own while a query is read (a construct the analysis did
+    not foresee) becomes a rejection that names it: never a traceback, never a hang of a
+    front-end waiting for an answer, never a pass-through."""
+    try:
+        yield
+    except SqlanonError:
+        raise
+    except RecursionError:
+        raise QueryRejected("statement too complex", "nesting too deep") from None
+    except Exception as e:  # noqa: BLE001 - any other failure of the analysis is a rejection
+        raise QueryRejected("unsupported query", f"sqlanon failed on it ({type(e).__name__})") from e
+
+
+def _analyze(db: Database, policy: Policy, sql: str) -> tuple[Parsed, Analysis]:
+    with _understood():
+        parsed = parse(sql, db.backend.dialect)
+        return parsed, analyze(parsed, db, policy)
+
+
 def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides(),
         live: bool = True, timed: bool = False, created: list[str] | None = None,
         progress: Callable[[str], None] | None = None, into: Target | None = None,
@@ -87,9 +109,16 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
     """``guard`` runs after the pushdown and before any anonymization: it may refuse the
     selection with what it knows of earlier releases (the catalog's differencing check).
     ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
+    with _understood():
+        return _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
+                    progress=progress, into=into, guard=guard)
+
+
+def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
+         created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
+         guard: Guard | None) -> tuple[Result, RunContext, Plan | None]:
     t0 = time.perf_counter()
-    parsed = parse(sql, db.backend.dialect)
-    analysis = analyze(parsed, db, policy)
+    parsed, analysis = _analyze(db, policy, sql)
     front = time.perf_counter() - t0
     with RunContext(db, live=live, timed=timed, created=[] if created is None else created,
                     progress=progress) as ctx:
@@ -189,8 +218,7 @@ class Admission:
 def admit(db: Database, policy: Policy, sql: str) -> Admission:
     """Parse and analyze ``sql`` as ``run`` would, and say whether it passes through; raises
     QueryRejected exactly where ``run`` would."""
-    parsed = parse(sql, db.backend.dialect)
-    analysis = analyze(parsed, db, policy)
+    parsed, analysis = _analyze(db, policy, sql)
     if analysis.policy is None:
         return Admission(db.backend.render(parsed.tree), None)
     return Admission(None, analysis.policy.table, tuple(e.alias_or_name for e in analysis.tree.selects))
@@ -262,7 +290,7 @@ def check(db: Database, policy: Policy, table: str) -> Measurement:
 def choose(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides()) -> Plan | None:
     """The method the query would be anonymized with, and why (None: it passes through); runs
     nothing but the selection's COUNT(*) that the decision algorithm reads."""
-    analysis = analyze(parse(sql, db.backend.dialect), db, policy)
+    _, analysis = _analyze(db, policy, sql)
     if analysis.policy is None:
         return None
     req = _requirement(analysis, overrides)

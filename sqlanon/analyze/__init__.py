@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.merge_subqueries import merge_subqueries
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
 from sqlanon.analyze.allowlist import STATISTICS, check_available, check_passthrough, check_protected, construct_name
 from sqlanon.analyze.joins import check_joins, conjuncts, extending_join, null_extended
+from sqlanon.analyze.names import base_tables
 from sqlanon.analyze.linked import ALIAS, Link, analyze_linked, check_linked, expand_stars
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected
@@ -46,6 +48,8 @@ class Analysis:
 
 
 def _tables(tree: exp.Expression) -> list[exp.Table]:
+    """Base-table references of a tree that ``base_tables`` has checked (no CTE is named like a
+    table, so a reference named like a CTE is that CTE)."""
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     return [t for t in tree.find_all(exp.Table) if t.name.lower() not in ctes or t.db]
 
@@ -59,8 +63,10 @@ def _qualify(tree: exp.Expression, db: Database, dialect: str) -> exp.Expression
 
 
 def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
-    tree = parsed.tree.copy()
-    tables = _tables(tree)
+    # names as the database reads them (PostgreSQL folds unquoted ones to lower case), before
+    # anything compares them: an alias spelled P here and p there is one name or two, as there
+    tree = normalize_identifiers(parsed.tree.copy(), dialect=parsed.dialect)
+    tables = base_tables(tree, frozenset(db.tables) | db.views)
     for t in tables:
         if t.args.get("catalog") or (t.db and t.db.lower() not in ("", "public", "main")):
             raise QueryRejected("table outside the connected schema", t.sql(parsed.dialect))

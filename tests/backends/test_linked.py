@@ -157,7 +157,7 @@ def test_other_tables_join_the_released_rows(session):
     (f"SELECT p.id, v.cost {JOIN}", "identifier column"),
     (f"SELECT p.age {JOIN} LEFT JOIN wards w ON w.zip = p.zip", "LEFT join of protected tables"),
     ("SELECT p.age FROM patients p JOIN wards visits ON visits.zip = p.zip JOIN visits v ON v.patient_id = p.id",
-     "alias of a protected table's name"),
+     "table alias named like a table"),
     (f"SELECT p.age {JOIN} WHERE p.age < (SELECT AVG(age) FROM patients)", "subquery"),
 ])
 def test_joins_of_protected_tables_not_released_are_rejected_by_name(session, sql, construct):
