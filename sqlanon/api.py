@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from sqlanon.access import DEFAULT_READER, UNENFORCED, enforce
 from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.catalog import Catalog, open_catalog
@@ -22,6 +23,11 @@ from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.model import Overrides
 from sqlanon.policy.check import check_against_database
 from sqlanon.verify import Measurement
+
+
+#: the note of every answer given without a catalog
+NO_CATALOG = ("no catalog: nothing defends across queries (differencing, repeated or complementary releases); "
+              "see 'sqlanon db upgrade'")
 
 
 class Session:
@@ -62,6 +68,10 @@ class Session:
             self._record(sql, e, time.perf_counter() - t0)
             raise
         r = result.report
+        if not self.db.enforced:
+            r.notes.append(UNENFORCED)
+        if self.catalog is None and r.table is not None:
+            r.notes.append(NO_CATALOG)
         self._log_release(r)
         self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
                     method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
@@ -85,6 +95,8 @@ class Session:
         """A session over the same database and audit sinks for another caller (one client of
         the proxy), under its own identity and, when given, its own policy. Closing it would
         close the shared database: front-ends close only the session they connected."""
+        if policy is not None and policy is not self.policy:
+            enforce(self.db, policy, unrestricted=not self.db.enforced)
         return Session(self.db, self.policy if policy is None else policy, client=client, front_end=front_end,
                        audit=self.audit, catalog=self.catalog)
 
@@ -208,14 +220,20 @@ class Session:
 
 
 def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
-            client: str = "library", front_end: str = "library") -> Session:
+            client: str = "library", front_end: str = "library", reader_role: str = DEFAULT_READER,
+            unrestricted: bool = False) -> Session:
     """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables.
 
     ``catalog``: True creates or upgrades sqlanon's catalog in the database (never dropping
     anything); None uses it where it exists; False ignores it. With a catalog, every release is
     logged, every statement audited, and selections are checked against earlier releases.
-    Without ``policy``, the policies applied to the catalog are used."""
-    db = open_database(url)
+    Without ``policy``, the policies applied to the catalog are used.
+
+    The database must refuse the login's raw reads of protected tables and of the catalog,
+    which only the pipeline reads, under ``reader_role`` (sqlanon.access; ``sqlanon db grants``
+    sets it up). ``unrestricted=True`` serves a login that can read them, for development only:
+    every report then says that a fault of the analyzer would return raw rows."""
+    db = open_database(url, reader=reader_role)
     try:
         cat = None if catalog is False else open_catalog(db, create=bool(catalog))
         if policy is None:
@@ -225,6 +243,7 @@ def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catal
         else:
             pol = load_policy(policy)
         check_against_database(pol, db)
+        enforce(db, pol, unrestricted=unrestricted)
     except SqlanonError:
         db.dispose()
         raise

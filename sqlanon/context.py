@@ -66,6 +66,12 @@ class RunContext:
     _pipe: Any = None
     #: cursors of the statements sent in pipeline mode since the last sync
     _queued: list[Any] = field(default_factory=list)
+    #: the run sends no statement of the pipeline (a pass-through): its connection has the
+    #: login's own identity from the start (sqlanon.access)
+    restricted: bool = False
+    #: the connection has given up the pipeline's identity (``relinquish``) and must take it on
+    #: again before its temp tables are dropped and it goes back to the pool
+    _relinquished: bool = False
 
     @property
     def backend(self) -> Backend:
@@ -73,7 +79,7 @@ class RunContext:
 
     def __enter__(self) -> "RunContext":
         if self.live:
-            self._conn = self.db.raw_connection()
+            self._conn = self.db.restricted_connection() if self.restricted else self.db.raw_connection()
             if not self.timed:
                 try:
                     pipeline = self.backend.pipeline(self._conn)
@@ -91,11 +97,41 @@ class RunContext:
             try:
                 self._leave_pipeline(failing=exc[0] is not None)
             finally:
+                self._resume()
                 self.drop_temp_tables()
         finally:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def relinquish(self) -> None:
+        """Give up the pipeline's identity: what runs from here on (the finish query, over the
+        released temp tables) runs as the login, which cannot read a protected table — a fault
+        of the analyzer then meets the database's permission error (sqlanon.access)."""
+        if not self.live or self._relinquished or self.restricted or (self.backend.roles and self.db.reader is None):
+            return
+        self._relinquished = True
+        for statement in self.backend.relinquish(self._conn, frozenset(self.db.denied), list(self.temp_tables)):
+            self._send(statement, wait=False)
+
+    def _resume(self) -> None:
+        """Take the pipeline's identity on again (to drop the temp tables, and because the pool's
+        connections have it); a connection that cannot is never used again."""
+        if not self._relinquished or self._conn is None:
+            return
+        self._relinquished = False
+        try:
+            cur = self._conn.cursor()
+            try:
+                for statement in self.backend.assume(self._conn, self.db.reader or ""):
+                    cur.execute(statement)
+            finally:
+                cur.close()
+        except Exception:
+            self._conn.invalidate()
+            self._conn = None
+            self.temp_tables.clear()  # they go with the session
+            raise
 
     def _leave_pipeline(self, failing: bool) -> None:
         """Wait for what is still queued, then leave pipeline mode (the temp tables are dropped
@@ -288,6 +324,10 @@ class RunContext:
     def run(self, statement: exp.Expression) -> None:
         """Run a statement whose answer nobody reads."""
         self._send(self._sql(statement, None), wait=False)
+
+    def run_text(self, statement: str) -> None:
+        """Run a statement the backend wrote (a role or grant statement sqlglot does not model)."""
+        self._send(statement, wait=False)
 
     def commit(self) -> None:
         """Make what the run created outside its temp tables permanent (a materialized release)."""

@@ -120,8 +120,9 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
     t0 = time.perf_counter()
     parsed, analysis = _analyze(db, policy, sql)
     front = time.perf_counter() - t0
+    # a pass-through runs as the login, which cannot read a protected table (sqlanon.access)
     with RunContext(db, live=live, timed=timed, created=[] if created is None else created,
-                    progress=progress) as ctx:
+                    progress=progress, restricted=analysis.policy is None) as ctx:
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):
@@ -173,7 +174,9 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                     measured.notes.extend(recoder.check(frag, release.table, req, ctx, release.aggregated))
         with ctx.in_stage("finish"):
             if into is None:
-                cur = ctx.execute(remainder(analysis, release.table, req.k, release.aggregated))
+                finish = remainder(analysis, release.table, req.k, release.aggregated)
+                ctx.relinquish()
+                cur = ctx.execute(finish)
                 columns, rows = _fetch(cur)
             else:
                 _store(into, frag, release.table, ctx)
@@ -270,6 +273,10 @@ def _store(into: Target, frag: Fragment, released: str, ctx: RunContext) -> None
     ctx.run(exp.Create(this=table(into.table), kind="TABLE", expression=rows))
     if into.view is not None:
         ctx.run(exp.Create(this=table(into.view), kind="VIEW", expression=exp.select(exp.Star()).from_(table(into.table))))
+    # the pipeline's role made the release; the login reads it (further grants are the admin's)
+    for name in filter(None, (into.table, into.view)):
+        for statement in ctx.backend.share(name) if ctx.db.reader is not None else ():
+            ctx.run_text(statement)
 
 
 def check(db: Database, policy: Policy, table: str) -> Measurement:

@@ -16,6 +16,7 @@ from typing import Iterator
 import pytest
 import sqlalchemy as sa
 
+from tests.helpers import drop_logins
 from tests.servers import docker, local
 
 ALL = ("sqlite", "postgresql", "mysql")
@@ -102,6 +103,7 @@ def fresh_database(backend: str, servers: ServerPool, tmp: Path) -> Iterator[str
         with engine.connect() as c:
             c.exec_driver_sql("DROP DATABASE " + quoted + (" WITH (FORCE)" if backend == "postgresql" else ""))
         engine.dispose()
+        drop_logins(admin.render_as_string(hide_password=False), name)
 
 
 @pytest.fixture

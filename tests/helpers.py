@@ -72,3 +72,62 @@ def read_adult(path) -> list[tuple]:
             rows.append(tuple(None if p == "?" else (int(p) if t == "int" else p)
                               for p, (_, t) in zip(parts, ADULT_COLUMNS)))
     return rows
+
+
+PASSWORD = "app-pw"
+
+
+def restricted(admin_url: str, policy: Any = None) -> tuple[str, str]:
+    """A login of the test database that cannot read ``policy``'s tables nor the catalog, and
+    the reader role the pipeline takes on: made and granted as ``sqlanon db grants`` does it,
+    through the admin's URL. Returns (the login's URL, the reader role). SQLite needs neither."""
+    import sqlanon
+    from sqlanon.access import apply_grants, grant_statements
+    from sqlanon.backends.connect import open_database
+    from sqlanon.policy import load_policy
+
+    u = sa.engine.make_url(admin_url)
+    if u.get_backend_name() == "sqlite":
+        return admin_url, "sqlanon_reader"
+    login, reader = f"{u.database}_app", f"{u.database}_reader"
+    if policy is None:
+        with sqlanon.connect(admin_url, None, unrestricted=True) as s:
+            pol = s.policy
+    else:
+        pol = load_policy(policy)
+    db = open_database(admin_url)
+    try:
+        if u.get_backend_name() == "postgresql":
+            create = (f"DO $$BEGIN CREATE ROLE \"{login}\" LOGIN PASSWORD '{PASSWORD}'; "
+                      "EXCEPTION WHEN duplicate_object THEN NULL; END$$")
+        else:
+            create = f"CREATE USER IF NOT EXISTS `{login}`@`%` IDENTIFIED BY '{PASSWORD}'"
+        apply_grants(db, [create, *grant_statements(db, pol, login, reader)])
+    finally:
+        db.dispose()
+    return u.set(username=login, password=PASSWORD).render_as_string(hide_password=False), reader
+
+
+def drop_logins(admin_url: str, database: str) -> None:
+    """Drop what ``restricted`` made for ``database`` (roles outlive a dropped database)."""
+    u = sa.engine.make_url(admin_url)
+    engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as c:
+            if u.get_backend_name() == "postgresql":
+                c.exec_driver_sql(f'DROP ROLE IF EXISTS "{database}_app", "{database}_reader"')
+            else:
+                c.exec_driver_sql(f"DROP USER IF EXISTS `{database}_app`@`%%`")
+                c.exec_driver_sql(f"DROP ROLE IF EXISTS `{database}_reader`")
+    finally:
+        engine.dispose()
+
+
+def connect(url: str, policy: Any = None, **kw: Any) -> Any:
+    """``sqlanon.connect`` as a deployment does it: as a login the database keeps from the
+    protected tables, the pipeline under its reader role (the test database's URL is the
+    administrator's)."""
+    import sqlanon
+
+    login_url, reader = restricted(url, policy)
+    return sqlanon.connect(login_url, policy, reader_role=reader, **kw)

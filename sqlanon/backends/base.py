@@ -138,6 +138,49 @@ class Backend:
         statement say so: for joins the planner cannot estimate (see ``loop``)."""
         return statement
 
+    # -- who may read what (backends/access.py) ------------------------------------------------
+    #: the database checks privileges per role, and a session can take one on and off (SET
+    #: ROLE): the pipeline takes on the reader role, every other statement runs without it
+    roles: ClassVar[bool] = True
+
+    def ident(self, name: str) -> str:
+        """``name`` as a quoted identifier of this dialect (for statements sqlglot does not model:
+        SET ROLE, GRANT)."""
+        return exp.to_identifier(name, quoted=True).sql(self.dialect)
+
+    def assume(self, connection: Any, role: str) -> list[str]:
+        """The statements that give a session the pipeline's identity back: ``role``, which may
+        read the protected tables (and whatever a database without roles does to the connection
+        itself, returning no statement)."""
+        return [f"SET ROLE {self.ident(role)}"]
+
+    def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
+        """The statements that leave the session under the login's own identity, which cannot
+        read the protected tables nor the catalog (``denied``); ``temp_tables`` of the run stay
+        readable to it."""
+        return []
+
+    def restrict(self, connection: Any, denied: frozenset[str]) -> None:
+        """Make a fresh connection of the restricted pool unable to read ``denied`` tables where
+        the database has no roles (SQLite's authorizer); nothing where the login's grants do it."""
+
+    def is_permission_error(self, error: Exception) -> bool:
+        """Whether ``error`` is the database refusing a read for want of privileges."""
+        return False
+
+    def grants(self, database: str, login: str, reader: str, protected: list[str], unprotected: list[str],
+               catalog: list[str]) -> list[str]:
+        """The administrator's statements that let ``reader`` (a role, created when missing) read
+        the ``protected`` tables and keep the catalog, and the ``login`` assume it but read
+        only the ``unprotected`` tables by itself (``sqlanon db grants``); none where the
+        database has no roles."""
+        return []
+
+    def share(self, name: str) -> list[str]:
+        """The statements that let the login read ``name``, a table or view the pipeline's role
+        created for it (a stored release): none where it may read what it created."""
+        return []
+
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""

@@ -34,6 +34,18 @@ class Database:
     views: set[str] = field(default_factory=set)
     #: lower-cased table name → its primary key columns, read when first asked
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the role every connection of ``engine`` has taken on: the pipeline's identity, which may
+    #: read protected tables (None: the login's own, on SQLite or without a reader role)
+    reader: str | None = None
+    #: lower-cased names of the tables the restricted identity may not read (SQLite's
+    #: authorizer reads it; on the others the grants decide and sqlanon.access checks them)
+    denied: set[str] = field(default_factory=set)
+    #: the database itself refuses raw reads outside the pipeline (sqlanon.access); False only
+    #: under the development opt-out ``unrestricted=True``
+    enforced: bool = True
+    #: connections under the login's own identity, for statements sqlanon did not generate
+    #: for the pipeline (pass-through); made on first use
+    _restricted: sa.Engine | None = None
 
     def columns(self, table: str) -> dict[str, Column]:
         return {c.name: c for c in self.tables.get(table.lower(), [])}
@@ -50,7 +62,22 @@ class Database:
         return self.keys[name]
 
     def raw_connection(self) -> Any:
+        """A connection with the pipeline's identity (the reader role)."""
         return self.engine.raw_connection()
+
+    def restricted_connection(self) -> Any:
+        """A connection with the login's own identity, which cannot read protected tables."""
+        if self._restricted is None:
+            engine = sa.create_engine(self.engine.url, **_engine_options(self.engine.url))
+            backend, denied = self.backend, self.denied
+
+            @sa.event.listens_for(engine, "connect")
+            def _setup(dbapi_conn: Any, _record: Any) -> None:
+                _session_setup(backend, dbapi_conn)
+                backend.restrict(dbapi_conn, denied)  # type: ignore[arg-type]
+
+            self._restricted = engine
+        return self._restricted.raw_connection()
 
     def refresh_schema(self) -> None:
         insp = sa.inspect(self.engine)
@@ -72,6 +99,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._restricted is not None:
+            self._restricted.dispose()
 
 
 def _type_name(t: sa.types.TypeEngine) -> str:
@@ -91,7 +120,27 @@ def _family(t: sa.types.TypeEngine) -> str:
     return "other"
 
 
-def open_database(url: str) -> Database:
+def _engine_options(u: sa.URL) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
+    if u.get_backend_name() in ("mysql", "mariadb"):
+        kwargs["connect_args"] = {"charset": "utf8mb4"}
+    return kwargs
+
+
+def _session_setup(backend: Backend, dbapi_conn: Any, role: str | None = None) -> None:
+    cur = dbapi_conn.cursor()
+    try:
+        backend.session_setup(cur)
+        for statement in backend.assume(dbapi_conn, role) if role is not None else ():
+            cur.execute(statement)
+    finally:
+        cur.close()
+
+
+def open_database(url: str, reader: str | None = None) -> Database:
+    """``reader``: the role the pipeline takes on, where the database has roles; when the login
+    cannot take it on, connections keep the login's identity (sqlanon.access decides whether
+    that may serve)."""
     try:
         u = make_url(url)
     except sa.exc.ArgumentError as e:
@@ -100,30 +149,30 @@ def open_database(url: str) -> Database:
     cls = REGISTRY.get(family)
     if cls is None:
         raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb)")
-    kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
-    if family in ("mysql", "mariadb"):
-        kwargs["connect_args"] = {"charset": "utf8mb4"}
-    engine = sa.create_engine(u, **kwargs)
+    engine = sa.create_engine(u, **_engine_options(u))
     backend = cls()
 
     try:
         with engine.connect() as c:
             backend.server_version = str(c.exec_driver_sql(VERSION_SQL[cls.name]).scalar())
+            if reader is not None and backend.roles:
+                try:
+                    for statement in backend.assume(c.connection, reader):
+                        c.exec_driver_sql(statement)
+                except sa.exc.DBAPIError:
+                    reader = None  # not a role this login may take on: sqlanon.access says so
     except sa.exc.DBAPIError as e:
         engine.dispose()
         raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
     # Session settings depend on the server (MariaDB or MySQL): every pooled connection from
     # here on gets them; the probe connection above is closed, never reused.
     engine.dispose()
+    role = reader if backend.roles else None
 
     @sa.event.listens_for(engine, "connect")
     def _setup(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        try:
-            backend.session_setup(cur)
-        finally:
-            cur.close()
+        _session_setup(backend, dbapi_conn, role)
 
-    db = Database(url=u.render_as_string(hide_password=True), engine=engine, backend=backend)
+    db = Database(url=u.render_as_string(hide_password=True), engine=engine, backend=backend, reader=role)
     db.refresh_schema()
     return db

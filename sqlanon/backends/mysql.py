@@ -88,6 +88,32 @@ class MySQLBackend(Backend):
             return None
         return f"BEGIN NOT ATOMIC WHILE ({condition}) DO " + " ".join(f"{b};" for b in body) + " END WHILE; END"
 
+    def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
+        # a session reads its own temp tables whatever its privileges
+        return ["SET ROLE NONE"]
+
+    def is_permission_error(self, error: Exception) -> bool:
+        # 1142/1143: table/column access denied; 1044: database access denied
+        return bool(getattr(error, "args", None)) and error.args[0] in (1142, 1143, 1044)
+
+    def grants(self, database: str, login: str, reader: str, protected: list[str], unprotected: list[str],
+               catalog: list[str]) -> list[str]:
+        r, u = self.ident(reader), _account(login, self)
+        db = self.ident(database)
+        # the reader keeps the catalog beside the user's tables and creates the pipeline's
+        # temp tables and stored releases (which it may grant to the login)
+        out = [f"CREATE ROLE IF NOT EXISTS {r}",
+               f"GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, CREATE TEMPORARY TABLES, "
+               f"CREATE VIEW, SHOW VIEW ON {db}.* TO {r} WITH GRANT OPTION",
+               f"GRANT {r} TO {u}",
+               # a privilege on the database lets the login open it; this one reads nothing
+               f"GRANT CREATE TEMPORARY TABLES ON {db}.* TO {u}"]
+        out += [f"GRANT SELECT ON {db}.{self.ident(t)} TO {u}" for t in unprotected]
+        return out
+
+    def share(self, name: str) -> list[str]:
+        return [f"GRANT SELECT ON {self.ident(name)} TO CURRENT_USER"]
+
     def session_setup(self, cursor: Any) -> None:
         # sqlglot writes backticks and backslash escapes: make sure the server reads them so.
         cursor.execute(
@@ -106,3 +132,9 @@ class MySQLBackend(Backend):
         cursor.execute("SET SESSION max_heap_table_size = 536870912")
         cursor.execute("SET SESSION sort_buffer_size = 33554432")
         cursor.execute("SET NAMES utf8mb4")
+
+
+def _account(login: str, backend: Backend) -> str:
+    """``name`` or ``name@host`` as a MySQL account (any host when none is given)."""
+    name, _, host = login.partition("@")
+    return f"{backend.ident(name)}@{backend.ident(host or '%')}"

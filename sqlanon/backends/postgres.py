@@ -100,6 +100,41 @@ class PostgresBackend(Backend):
         # and JIT-compiles it: ~20 ms of compilation for a few ms of work, hundreds of times.
         cursor.execute("SET jit = off")
 
+    def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
+        # a temp table is owned by the role that created it; no other session can see it, so
+        # granting it to PUBLIC lets exactly this session's login read it
+        out = [f"GRANT SELECT ON TABLE {', '.join(self.ident(t) for t in temp_tables)} TO PUBLIC"] \
+            if temp_tables else []
+        return out + ["RESET ROLE"]
+
+    def is_permission_error(self, error: Exception) -> bool:
+        return getattr(error, "sqlstate", None) == "42501"
+
+    def grants(self, database: str, login: str, reader: str, protected: list[str], unprotected: list[str],
+               catalog: list[str]) -> list[str]:
+        r, u = self.ident(reader), self.ident(login)
+        if "$" in r:
+            raise BackendError(f"role name {reader!r}: no '$' in a reader role's name")
+        # NOINHERIT: the login holds the reader's privileges only while it has SET ROLE to it
+        out = [f"DO $$BEGIN CREATE ROLE {r} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END$$",
+               f"GRANT {r} TO {u}", f"ALTER ROLE {u} NOINHERIT",
+               f"GRANT TEMPORARY, CREATE ON DATABASE {self.ident(database)} TO {r}",
+               f"GRANT USAGE, CREATE ON SCHEMA public TO {r}"]
+        if protected:
+            names = ", ".join(self.ident(t) for t in protected)
+            out += [f"REVOKE ALL ON TABLE {names} FROM PUBLIC, {u}", f"GRANT SELECT ON TABLE {names} TO {r}"]
+        if catalog:
+            schema = self.ident(self.catalog_schema or "public")
+            out += [f"REVOKE ALL ON SCHEMA {schema} FROM PUBLIC, {u}", f"GRANT ALL ON SCHEMA {schema} TO {r}",
+                    f"GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO {r}",
+                    f"GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO {r}"]
+        if unprotected:
+            out.append(f"GRANT SELECT ON TABLE {', '.join(self.ident(t) for t in unprotected)} TO {u}")
+        return out
+
+    def share(self, name: str) -> list[str]:
+        return [f"GRANT SELECT ON TABLE {self.ident(name)} TO SESSION_USER"]
+
     def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
         # psycopg's pipeline mode: writing the statements of a query on Adult takes ~40 ms of
         # Python, which now runs while the server works (0.49 s -> 0.45 s). It needs libpq 14

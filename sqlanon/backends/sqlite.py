@@ -3,6 +3,7 @@ RIGHT and FULL joins; the SQL:2003 statistics aggregates are defined on each con
 from __future__ import annotations
 
 import math
+import sqlite3
 from typing import Any
 
 from sqlglot import exp
@@ -22,6 +23,25 @@ class SQLiteBackend(Backend):
         # joined selection on Adult: 3.5 s flattened, 0.7 s fenced)
         return select.limit(-1).offset(0)
 
+    # no users, no roles: the connection's authorizer decides what a statement may read
+    roles = False
+
+    def assume(self, connection: Any, role: str) -> list[str]:
+        # setting an authorizer expires every prepared statement, so none prepared under the
+        # other identity runs again without being checked
+        _driver(connection).set_authorizer(None)
+        return []
+
+    def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
+        self.restrict(connection, denied)
+        return []
+
+    def restrict(self, connection: Any, denied: frozenset[str]) -> None:
+        _driver(connection).set_authorizer(_authorizer(denied, self.catalog_prefix))
+
+    def is_permission_error(self, error: Exception) -> bool:
+        return isinstance(error, sqlite3.DatabaseError) and ("prohibited" in str(error) or "not authorized" in str(error))
+
     def session_setup(self, cursor: Any) -> None:
         cursor.execute("PRAGMA temp_store = MEMORY")
         # SQLAlchemy's pysqlite dialect replaces SQLite's FLOOR with math.floor, which raises on
@@ -33,3 +53,31 @@ class SQLiteBackend(Backend):
 
 def _floor(x: float | None) -> int | None:
     return None if x is None else math.floor(x)
+
+
+def _driver(connection: Any) -> sqlite3.Connection:
+    """The sqlite3 connection behind a pool's connection (or the connection itself)."""
+    return getattr(connection, "driver_connection", connection)
+
+
+#: what a restricted statement may do: read (the tables allowed), call functions, recurse
+_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE,
+            sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_PRAGMA}
+
+
+def _authorizer(denied: frozenset[str] | set[str], catalog_prefix: str) -> Any:
+    """SQLite's authorizer for the restricted identity: no read of a protected table or of the
+    catalog (in any attached database, through any view or trigger), nothing but reading.
+    ``denied`` is read at every check, so a set that grows (a proxy client's own policy)
+    applies at once."""
+    def check(action: int, arg1: str | None, arg2: str | None, database: str | None, _source: str | None) -> int:
+        if action not in _ALLOWED:
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_READ and database != "temp" and arg1 is not None:
+            name = arg1.lower()
+            if name in denied or name.startswith(catalog_prefix) or name == "sqlite_dbpage":
+                return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_PRAGMA and arg2 is not None:
+            return sqlite3.SQLITE_DENY  # a pragma that sets a value
+        return sqlite3.SQLITE_OK
+    return check

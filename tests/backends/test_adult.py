@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 import sqlanon
-from tests.helpers import ADULT_COLUMNS, assert_alpha_k, read_adult
+from tests.helpers import ADULT_COLUMNS, assert_alpha_k, connect, read_adult
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def policy(shared, protect):
 @pytest.mark.parametrize("protect", ["all", [">50K"]], ids=["protect-all", "protect->50K"])
 @pytest.mark.parametrize("sql,where,selected,prototype", QUERIES, ids=[q[0].split("WHERE ")[1] for q in QUERIES])
 def test_evaluation_query(adult_url, shared, sql, where, selected, prototype, protect):
-    with sqlanon.connect(adult_url, policy=policy(shared, protect)) as db:
+    with connect(adult_url, policy=policy(shared, protect)) as db:
         res = db.execute(sql)
     cols = res.columns
     assert "age" in cols and "income" in cols
@@ -71,7 +71,7 @@ def test_evaluation_query(adult_url, shared, sql, where, selected, prototype, pr
 
 @pytest.mark.parametrize("sql,construct", SUBQUERIES)
 def test_subqueries_that_single_out_a_person_are_rejected(adult_url, shared, sql, construct):
-    with sqlanon.connect(adult_url, policy=policy(shared, "all")) as db:
+    with connect(adult_url, policy=policy(shared, "all")) as db:
         with pytest.raises(sqlanon.QueryRejected) as e:
             db.execute(sql)
     assert e.value.construct == construct
@@ -82,7 +82,7 @@ def test_a_whole_table_average_selects_rows_inside_the_pushdown(adult_url, share
     source = read_adult(shared / "data" / "adult" / "adult.data")
     mean = sum(r[0] for r in source) / len(source)
     selected = [r for r in source if r[0] < mean]
-    with sqlanon.connect(adult_url, policy=policy(shared, [">50K"])) as db:
+    with connect(adult_url, policy=policy(shared, [">50K"])) as db:
         res = db.execute("SELECT * FROM adult WHERE age < (SELECT avg(age) FROM adult)")
     assert res.report.rows_in == len(selected)
     assert len(res.rows) + res.report.rows_suppressed == len(selected)
@@ -101,7 +101,7 @@ def test_class_ids_written_as_text(adult_url, shared, monkeypatch):
     sql = "SELECT age, education, fnlwgt, income FROM adult WHERE age BETWEEN 30 AND 40"
 
     def run() -> tuple[int, str]:
-        with sqlanon.connect(adult_url, policy=policy(shared, [">50K"])) as db:
+        with connect(adult_url, policy=policy(shared, [">50K"])) as db:
             res = db.execute(sql)
             plan = db.explain(sql)
         assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5, protect=[">50K"])

@@ -7,7 +7,7 @@ import random
 import pytest
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 
 def midpoint(label: str) -> float | None:
@@ -24,7 +24,7 @@ def test_interval_labels_aggregate_as_midpoints(db_url):
     load_table(db_url, "t", [("age", "int"), ("s", "text")], [(rng.randint(18, 80), rng.choice("ab")) for _ in range(200)])
     pol = {"tables": {"t": {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 40]}},
                             "sensitive": {"s": {}}, "privacy": {"k": 7, "method": "mondrian", "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         released = db.execute("SELECT age, s FROM t").rows  # Mondrian is deterministic: same labels below
         (avg, total, shifted), = db.execute("SELECT AVG(age), SUM(age), MAX(age + 1) FROM t").rows
         per_s = dict(db.execute("SELECT s, AVG(age) FROM t GROUP BY s").rows)
@@ -42,6 +42,6 @@ def test_other_hierarchies_still_refuse_arithmetic(db_url):
     load_table(db_url, "z", [("zip", "text"), ("s", "text")], [("10115", "a"), ("10117", "b")] * 3)
     pol = {"tables": {"z": {"quasi_identifiers": {"zip": {"type": "mask", "levels": [2]}}, "sensitive": {"s": {}},
                             "privacy": {"k": 2}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         with pytest.raises(sqlanon.QueryRejected, match="SUM over generalized column"):
             db.execute("SELECT SUM(zip) FROM z")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 
-import sqlanon
 from tests.backends.test_catalog import load, people, stored
+from tests.helpers import connect
 
 BASE = {"identifiers": ["id"],
         "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20]},
@@ -39,9 +39,9 @@ def test_unsorted_matching(db_url):
 
     by_age = {"tables": {"people": {**BASE, "quasi_identifiers": {"age": BASE["quasi_identifiers"]["age"]},
                                     "insensitive": ["zip"], "privacy": {"k": 2, "method": "mondrian"}}}}
-    with sqlanon.connect(db_url, policy(k=2), catalog=False) as db:
+    with connect(db_url, policy(k=2), catalog=False) as db:
         db.materialize("people", "release_a")
-    with sqlanon.connect(db_url, by_age, catalog=False) as db:
+    with connect(db_url, by_age, catalog=False) as db:
         db.materialize("people", "release_b")
         answer = db.execute("SELECT age, zip, problem FROM people").rows
     a, b = stored(db_url, "release_a"), stored(db_url, "release_b")
@@ -58,10 +58,10 @@ def test_homogeneity(db_url):
             for i in range(150)]
     rows += [(200 + i, 80 + i % 4, "02199", "hepatitis") for i in range(6)]  # one neighbourhood, one illness
     load(db_url, rows)
-    with sqlanon.connect(db_url, policy(k=2), catalog=False) as db:
+    with connect(db_url, policy(k=2), catalog=False) as db:
         naive = classes(db.execute("SELECT age, zip, problem FROM people").rows)
     assert any(len(set(v)) == 1 and v[0] == "hepatitis" for v in naive.values())
-    with sqlanon.connect(db_url, policy(k=2, l=2), catalog=False) as db:
+    with connect(db_url, policy(k=2, l=2), catalog=False) as db:
         safe = classes(db.execute("SELECT age, zip, problem FROM people").rows)
     assert min(len(set(v)) for v in safe.values()) >= 2
 
@@ -74,10 +74,10 @@ def test_background_knowledge(db_url):
     rows = [(i, rnd.randint(20, 69), f"0213{rnd.randint(0, 9)}", rnd.choice(["X", "Y", "Z", "W"]))
             for i in range(200)]
     load(db_url, rows)
-    with sqlanon.connect(db_url, policy(k=2, l=2), catalog=False) as db:
+    with connect(db_url, policy(k=2, l=2), catalog=False) as db:
         naive = classes(db.execute("SELECT age, zip, problem FROM people").rows)
     assert any(len(set(v)) == 2 for v in naive.values())  # ruling one out gives the other
-    with sqlanon.connect(db_url, policy(k=3, l=3), catalog=False) as db:
+    with connect(db_url, policy(k=3, l=3), catalog=False) as db:
         safe = classes(db.execute("SELECT age, zip, problem FROM people").rows)
     assert all(len(set(v) - {ruled_out}) >= 2 for v in safe.values() for ruled_out in set(v))
 
@@ -95,9 +95,9 @@ def test_skewness(db_url):
     def worst(rows_out: list[tuple]) -> float:
         return max(v.count("ill") / len(v) for v in classes(rows_out).values())
 
-    with sqlanon.connect(db_url, policy(k=2, l=2), catalog=False) as db:
+    with connect(db_url, policy(k=2, l=2), catalog=False) as db:
         naive = db.execute("SELECT age, zip, problem FROM people").rows
     assert worst(naive) >= 0.5
-    with sqlanon.connect(db_url, policy(k=2, t={"value": 0.15, "distance": "equal"}), catalog=False) as db:
+    with connect(db_url, policy(k=2, t={"value": 0.15, "distance": "equal"}), catalog=False) as db:
         safe = db.execute("SELECT age, zip, problem FROM people").rows
     assert worst(safe) <= share + 0.15 + 1e-9

@@ -15,6 +15,7 @@ import sqlanon
 from sqlanon.backends.connect import open_database
 from sqlanon.catalog import migrate, open_catalog
 from sqlanon.catalog.schema import HEAD, Names, tables
+from tests.helpers import connect
 
 POLICY = {"tables": {"people": {
     "identifiers": ["id"],
@@ -121,7 +122,7 @@ def test_migrations_up_and_down_match_the_running_schema(db_url):
 
 def test_catalog_tables_cannot_be_queried(db_url):
     load(db_url, people(20))
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         names = Names.of(db.db.backend)
         name = f"{names.schema}.{names('audit')}" if names.schema else names("audit")
         with pytest.raises(sqlanon.QueryRejected, match="unknown table|outside the connected schema"):
@@ -130,7 +131,7 @@ def test_catalog_tables_cannot_be_queried(db_url):
 
 def test_releases_and_rejections_are_logged(db_url):
     load(db_url, people(60))
-    with sqlanon.connect(db_url, POLICY, catalog=True, client="alice") as db:
+    with connect(db_url, POLICY, catalog=True, client="alice") as db:
         db.execute("SELECT age, zip, problem FROM people WHERE age >= 30")
         with pytest.raises(sqlanon.QueryRejected, match="identifier column"):
             db.execute("SELECT id FROM people")
@@ -142,7 +143,7 @@ def test_releases_and_rejections_are_logged(db_url):
     assert [(a["decision"], a["construct"]) for a in audit] == [("rejected", "identifier column"),
                                                                  ("anonymized", None)]
     # a later session on the same database finds the catalog without being asked to create it
-    with sqlanon.connect(db_url, POLICY) as again:
+    with connect(db_url, POLICY) as again:
         assert again.catalog is not None and len(again.releases("people")) == 1
 
 
@@ -155,10 +156,10 @@ def test_differencing_succeeds_naively_and_is_refused_with_the_catalog(db_url):
     load(db_url, rows + [victim])
     q_all = "SELECT problem, COUNT(*) AS n FROM people WHERE age >= 20 GROUP BY problem"
     q_but = "SELECT problem, COUNT(*) AS n FROM people WHERE age >= 20 AND zip <> '02199' GROUP BY problem"
-    with sqlanon.connect(db_url, POLICY, catalog=False) as naive:
+    with connect(db_url, POLICY, catalog=False) as naive:
         first, second = dict(naive.execute(q_all).rows), dict(naive.execute(q_but).rows)
     assert {p for p in first if first[p] != second.get(p)} == {"hiv"}  # the two answers name her problem
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         db.execute(q_all)
         with pytest.raises(sqlanon.QueryRejected, match="differencing") as e:
             db.execute(q_but)
@@ -173,14 +174,14 @@ def test_differencing_succeeds_naively_and_is_refused_with_the_catalog(db_url):
 def test_complementary_release_links_naively_and_stays_k_anonymous_with_the_catalog(db_url):
     rows = people(120, seed=3)
     load(db_url, rows)
-    with sqlanon.connect(db_url, POLICY, catalog=False) as naive:
+    with connect(db_url, POLICY, catalog=False) as naive:
         naive.materialize("people", "gt1", where="age < 50")
         naive.materialize("people", "gt3")
     lt = linked(stored(db_url, "gt1"), stored(db_url, "gt3"))
     assert smallest_class(stored(db_url, "gt1")) >= 2 and smallest_class(stored(db_url, "gt3")) >= 2
     assert smallest_class(lt) < 2, "the naive releases should link to a unique person"
 
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         db.materialize("people", "rel1", where="age < 50")
         report = db.materialize("people", "rel2")
     n_first = sum(1 for r in rows if r[1] < 50)
@@ -194,7 +195,7 @@ def test_complementary_release_links_naively_and_stays_k_anonymous_with_the_cata
 def test_complementary_release_refused_when_the_policy_says_so(db_url):
     load(db_url, people(120, seed=3))
     strict = policy(across_releases="refuse")
-    with sqlanon.connect(db_url, strict, catalog=True) as db:
+    with connect(db_url, strict, catalog=True) as db:
         db.materialize("people", "rel1", where="age < 50")
         with pytest.raises(sqlanon.ReleaseRefused, match="released before \\(in rel1.*another generalization"):
             db.materialize("people", "rel2")
@@ -205,7 +206,7 @@ def test_complementary_release_refused_when_the_policy_says_so(db_url):
 def test_refresh_keeps_classes_and_refuses_when_the_union_breaks(db_url):
     rows = people(60, seed=11)
     t = load(db_url, rows)
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         db.materialize("people", "rel")
         before = Counter((a, z) for a, z, _ in stored(db_url, "rel"))
         added = [(1000 + i, 30 + i % 4, "02139", f"new problem {i}") for i in range(6)]
@@ -231,11 +232,11 @@ def test_refresh_keeps_classes_and_refuses_when_the_union_breaks(db_url):
 def test_refresh_needs_a_release_of_that_table(db_url):
     load(db_url, people(30))
     execute(db_url, sa.text("CREATE TABLE bystander (x INTEGER)"))
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         for name in ("nothing_here", "bystander"):
             with pytest.raises(sqlanon.QueryRejected, match="did not release"):
                 db.materialize("people", name, refresh=True)
-    with sqlanon.connect(db_url, POLICY, catalog=False) as db:
+    with connect(db_url, POLICY, catalog=False) as db:
         db.materialize("people", "plain")
         with pytest.raises(sqlanon.SqlanonError, match="no catalog"):
             db.materialize("people", "plain", refresh=True)
@@ -252,7 +253,7 @@ def test_flooding_the_window_does_not_push_a_selection_out_of_the_check(db_url, 
     load(db_url, rows + [(80, 47, "02199", "hiv")])
     monkeypatch.setattr(differencing, "PER_PASS", 2)  # five earlier selections: three passes
     monkeypatch.setattr(differencing, "MAX_SELECTIONS", 5)
-    with sqlanon.connect(db_url, POLICY, catalog=True) as db:
+    with connect(db_url, POLICY, catalog=True) as db:
         db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 20 GROUP BY problem")
         for low in (25, 30, 35, 40):  # the flood, newer than the selection it should hide
             db.execute(f"SELECT problem, COUNT(*) AS n FROM people WHERE age >= {low} GROUP BY problem")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sqlanon
+from tests.helpers import connect
 
 NUMERIC = {"age": {"type": "interval", "levels": [5, 10, 20]},
            "education_num": {"type": "interval", "levels": [4, 8]},
@@ -52,21 +53,21 @@ def policy(qis: dict, privacy: dict) -> dict:
 
 @pytest.mark.parametrize("sql,qis,privacy,method,words", CASES)
 def test_the_seeds_query_classes_get_their_method(adult_url, sql, qis, privacy, method, words):
-    with sqlanon.connect(adult_url, policy=policy(qis, privacy)) as db:
+    with connect(adult_url, policy=policy(qis, privacy)) as db:
         chosen = db.plan(sql)
     assert chosen.method == method, chosen.rule
     assert words in chosen.rule
 
 
 def test_few_rows_is_a_policy_setting(adult_url):
-    with sqlanon.connect(adult_url, policy=policy(MIXED, {**K_ONLY, "few_rows": 20_000})) as db:
+    with connect(adult_url, policy=policy(MIXED, {**K_ONLY, "few_rows": 20_000})) as db:
         assert db.plan(ABB30).method == "alpha_k"
-    with sqlanon.connect(adult_url, policy=policy(MIXED, {**K_ONLY, "method": "mondrian"})) as db:
+    with connect(adult_url, policy=policy(MIXED, {**K_ONLY, "method": "mondrian"})) as db:
         assert db.plan(ABB40).rule == "policy names method mondrian"
 
 
 def test_queries_without_a_protected_table_pass_through_and_the_plan_is_explained(adult_url):
-    with sqlanon.connect(adult_url, policy=policy(MIXED, K_ONLY)) as db:
+    with connect(adult_url, policy=policy(MIXED, K_ONLY)) as db:
         # Abbildung 20: a recursive CTE that reads no table
         assert db.plan("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 100) "
                        "SELECT SUM(n) FROM t") is None
@@ -82,6 +83,6 @@ def test_queries_without_a_protected_table_pass_through_and_the_plan_is_explaine
     ("SELECT a.age FROM adult a JOIN adult b ON a.age = b.age", "join"),
 ])
 def test_shapes_not_yet_rewritten_are_rejected_by_name(adult_url, sql, construct):
-    with sqlanon.connect(adult_url, policy=policy(MIXED, K_ONLY)) as db:
+    with connect(adult_url, policy=policy(MIXED, K_ONLY)) as db:
         with pytest.raises(sqlanon.QueryRejected, match=f"(?i){construct}"):
             db.plan(sql)

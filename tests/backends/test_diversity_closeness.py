@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 INCOME = [("4767*", "<=40", 3), ("4767*", "<=40", 4), ("4767*", "<=40", 5),
           ("4790*", ">=40", 6), ("4790*", ">=40", 8), ("4790*", ">=40", 11),
@@ -54,7 +54,7 @@ def check_of(res, prefix: str) -> dict:
 @pytest.mark.parametrize("rows, expected", [(INCOME, "0.3750"), (RESHUFFLED, "0.1667")])
 def test_emd_of_the_income_table(db_url, rows, expected):
     load_table(db_url, "income", [("plz", "text"), ("age_band", "text"), ("einkommen", "int")], rows)
-    with sqlanon.connect(db_url, policy=income_policy(0.4)) as db:
+    with connect(db_url, policy=income_policy(0.4)) as db:
         res = db.execute("SELECT plz, age_band, einkommen FROM income")
     check = check_of(res, "t-closeness")
     assert check["ok"] and f"largest distance {expected}" in check["measured"]
@@ -69,11 +69,11 @@ def test_emd_of_the_income_table(db_url, rows, expected):
 
 def test_a_class_too_far_from_the_table_is_refused(db_url):
     load_table(db_url, "income", [("plz", "text"), ("age_band", "text"), ("einkommen", "int")], INCOME)
-    with sqlanon.connect(db_url, policy=income_policy(0.2)) as db:
+    with connect(db_url, policy=income_policy(0.2)) as db:
         with pytest.raises(sqlanon.ReleaseRefused, match=r"t-closeness.*0\.3750"):
             db.execute("SELECT plz, age_band, einkommen FROM income")
     load_table(db_url, "income_b", [("plz", "text"), ("age_band", "text"), ("einkommen", "int")], RESHUFFLED)
-    with sqlanon.connect(db_url, policy=income_policy(0.2, "income_b")) as db:
+    with connect(db_url, policy=income_policy(0.2, "income_b")) as db:
         assert len(db.execute("SELECT plz, einkommen FROM income_b").rows) == 9
 
 
@@ -99,12 +99,12 @@ def diversity_policy(l: object, table: str = "patients2") -> dict:  # noqa: E741
 def test_the_seed_2_diverse_table(db_url):
     cols = [("sex", "text"), ("zip", "text"), ("born", "text"), ("disease", "text")]
     load_table(db_url, "patients2", cols, DIVERSE)
-    with sqlanon.connect(db_url, policy=diversity_policy(2)) as db:
+    with connect(db_url, policy=diversity_policy(2)) as db:
         res = db.execute("SELECT sex, zip, born, disease FROM patients2")
     assert sorted(map(tuple, res.rows)) == sorted(DIVERSE)
     assert "fewest distinct disease values in a class 2" in check_of(res, "distinct l-diversity")["measured"]
     load_table(db_url, "patients3", cols, NOT_DIVERSE)
-    with sqlanon.connect(db_url, policy=diversity_policy(2, "patients3")) as db:
+    with connect(db_url, policy=diversity_policy(2, "patients3")) as db:
         with pytest.raises(sqlanon.ReleaseRefused, match="distinct l-diversity.* 1 "):
             db.execute("SELECT sex, zip, born, disease FROM patients3")
 
@@ -139,7 +139,7 @@ def independent_l(rows: list[tuple]) -> tuple[float, list[list[int]]]:
 ])
 def test_entropy_and_recursive_l_diversity(db_url, spec, ok):
     load_table(db_url, "sk", [("a", "int"), ("s", "text")], SKEWED)
-    with sqlanon.connect(db_url, policy=skewed_policy(spec)) as db:
+    with connect(db_url, policy=skewed_policy(spec)) as db:
         if not ok:
             with pytest.raises(sqlanon.ReleaseRefused, match="l-diversity"):
                 db.execute("SELECT a, s FROM sk")
@@ -221,13 +221,13 @@ def test_hierarchical_emd_of_li_et_al_table_4(db_url):
         "insensitive": ["salary"],
         "privacy": {"method": "alpha_k", "k": 3, "t": {"value": 0.3, "distance": "hierarchical"},
                     "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT zip, age, disease FROM li4")
         assert "largest distance 0.2963" in check_of(res, "t-closeness")["measured"]
         released = [((z, a), d) for z, a, d in res.rows]
         assert sorted(hierarchical_emd(released, taxonomy)) == pytest.approx([5 / 27, 7 / 27, 8 / 27])
         policy["tables"]["li4"]["privacy"]["t"]["value"] = 0.29
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         with pytest.raises(sqlanon.ReleaseRefused, match=r"0\.2963"):
             db.execute("SELECT zip, age, disease FROM li4")
 
@@ -253,7 +253,7 @@ def test_t_closeness_table_of_li_et_al_is_released_within_t(db_url, method):
         "insensitive": ["salary"],
         "privacy": {"method": method, "k": 3, "t": {"value": 0.3, "distance": "hierarchical"},
                     "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT zipcode, age, disease FROM li3")
     assert sorted(r[2] for r in res.rows) == sorted(r[3] for r in rows)
     released = [((z, a), d) for z, a, d in res.rows]

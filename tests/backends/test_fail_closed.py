@@ -5,14 +5,18 @@ only in case) is a case of the corpus in tests/fixtures/never_pass.sql; a proper
 more collisions of the same kinds. The judge reads only the rows a client receives."""
 from __future__ import annotations
 
+import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlanon
+from sqlanon import flow
+from sqlanon.analyze import Analysis
 from sqlanon.demo import PATIENTS
 from sqlanon.errors import SqlanonError
 from tests.backends.test_worked_examples import PATIENT_COLS
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 from tests.never_pass import corpus, leaks
 
 POLICY = {"tables": {"patients": {
@@ -40,7 +44,7 @@ def _answer(db: sqlanon.Session, sql: str) -> list[tuple]:
 
 def test_corpus_never_leaks(backend, db_url):
     _load(db_url)
-    with sqlanon.connect(db_url, POLICY, catalog=False) as db:
+    with connect(db_url, POLICY, catalog=False) as db:
         answered = 0
         for sql in corpus("wards", DIALECT[backend]):
             rows = _answer(db, sql)
@@ -53,7 +57,7 @@ def test_corpus_never_leaks(backend, db_url):
 
 def test_cte_named_like_protected_table_is_rejected(backend, db_url):
     _load(db_url)
-    with sqlanon.connect(db_url, POLICY, catalog=False) as db:
+    with connect(db_url, POLICY, catalog=False) as db:
         for sql in ["WITH patients AS (SELECT * FROM patients) SELECT * FROM patients",
                     "SELECT age FROM patients WHERE age NOT IN (WITH patients AS (SELECT 1 AS a) SELECT a FROM patients)"]:
             try:
@@ -67,7 +71,7 @@ def test_cte_named_like_protected_table_is_rejected(backend, db_url):
 def test_alias_differing_in_case_is_ambiguous(backend, db_url):
     _load(db_url)
     quoted = {"mysql": "`P`"}.get(backend, '"P"')
-    with sqlanon.connect(db_url, POLICY, catalog=False) as db:
+    with connect(db_url, POLICY, catalog=False) as db:
         try:
             db.execute(f"SELECT DISTINCT P.age, P.disease FROM patients P CROSS JOIN wards AS {quoted}")
         except sqlanon.QueryRejected as e:
@@ -107,10 +111,70 @@ def collisions(draw: st.DrawFn, backend: str) -> str:
 
 def test_generated_collisions_never_leak(backend, db_url):
     _load(db_url)
-    with sqlanon.connect(db_url, POLICY, catalog=False) as db:
+    with connect(db_url, POLICY, catalog=False) as db:
         @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(collisions(backend))
         def check(sql: str) -> None:
             assert not leaks(_answer(db, sql)), sql
 
         check()
+
+
+def _raw_read(url: str, sql: str) -> Exception | None:
+    """What the database answers the login's own ``sql`` (no sqlanon in between)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as c:
+            c.exec_driver_sql(sql).fetchall()
+        return None
+    except sa.exc.DBAPIError as e:
+        return e
+    finally:
+        engine.dispose()
+
+
+def test_database_refuses_what_a_faulty_analyzer_passes(backend, db_url, monkeypatch):
+    """The decisive test of the second wall: with the analyzer sabotaged to find no protected
+    table, the query passes through, and the database refuses it."""
+    _load(db_url)
+    with connect(db_url, POLICY, catalog=False) as db:
+        monkeypatch.setattr(flow, "analyze", lambda parsed, _db, _policy: Analysis(tree=parsed.tree))
+        for sql in ["SELECT * FROM patients", "SELECT name FROM patients",
+                    "SELECT w.name, p.name FROM wards w CROSS JOIN patients p"]:
+            with pytest.raises(sqlanon.BackendError) as e:
+                db.execute(sql)
+            assert PERMISSION[backend] in str(e.value).lower(), str(e.value)
+        assert db.execute("SELECT name FROM wards").rows  # what is not protected still passes
+
+
+PERMISSION = {"sqlite": "is prohibited", "postgresql": "permission denied", "mysql": "command denied"}
+
+
+def test_login_reads_no_protected_table_and_no_catalog_while_the_pipeline_does(backend, db_url):
+    """The grants of ``sqlanon db grants``: the login alone reads neither the protected table
+    nor the catalog; sqlanon, through the reader role, still answers."""
+    if backend == "sqlite":
+        return  # no logins: test_database_refuses_what_a_faulty_analyzer_passes covers the authorizer
+    _load(db_url)
+    with connect(db_url, POLICY, catalog=True) as db:
+        assert db.execute("SELECT age, disease FROM patients").rows
+        login = db.db.engine.url.render_as_string(hide_password=False)
+    assert _raw_read(login, "SELECT name FROM patients") is not None
+    catalog = "sqlanon.audit" if backend == "postgresql" else "sqlanon_audit"
+    refused = _raw_read(login, f"SELECT * FROM {catalog}")
+    assert refused is not None and "does not exist" not in str(refused) and "doesn't exist" not in str(refused)
+    assert _raw_read(login, "SELECT name FROM wards") is None
+
+
+def test_a_login_that_reads_protected_tables_is_refused(backend, db_url):
+    """The administrator's own account reads everything: sqlanon refuses to serve it, naming
+    the table, unless told loudly that this is a development setting."""
+    if backend == "sqlite":
+        return  # the authorizer restricts any connection: there is no such login
+    _load(db_url)
+    with pytest.raises(sqlanon.BackendError) as e:
+        sqlanon.connect(db_url, POLICY, catalog=False)
+    assert "patients" in str(e.value) and "sqlanon db grants" in str(e.value)
+    with sqlanon.connect(db_url, POLICY, catalog=False, unrestricted=True) as db:
+        report = db.execute("SELECT age, disease FROM patients").report
+    assert any("unrestricted=True" in n for n in report.notes)

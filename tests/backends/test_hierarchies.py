@@ -10,7 +10,7 @@ from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
 from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, MaskHierarchy, SuppressHierarchy, TaxonomyHierarchy
 from sqlanon.sql.templates import col
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 CASES = [
     ("n", IntervalHierarchy([5, 10, 20]), [(34, ["34", "[30,35)", "[30,40)", "[20,40)", "*"]),
@@ -73,9 +73,9 @@ def test_a_taxonomy_that_misses_a_value_is_refused_at_connect(db_url):
                                                         "b": {"type": "taxonomy", "rows": b_rows}},
                                   "sensitive": {"s": {}}, "privacy": {"k": 2}}}}
 
-    with sqlanon.connect(db_url, policy(covering["b"])):
+    with connect(db_url, policy(covering["b"])):
         pass
     with pytest.raises(PolicyError) as refused:
-        sqlanon.connect(db_url, policy(covering["b"][:2]))
+        connect(db_url, policy(covering["b"][:2]))
     message = str(refused.value)
     assert message.startswith("policy: tx.b: taxonomy") and message.endswith("does not cover the values ['r']")

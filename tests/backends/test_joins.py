@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 ZIPS = {"10115": "Mitte", "10117": "Mitte", "20095": "Altstadt", "80331": "Altstadt"}
 
@@ -35,7 +35,7 @@ POLICY = {"tables": {"people": {
 def session(db_url):
     load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("disease", "text")], people())
     load_table(db_url, "districts", [("zip", "text"), ("district", "text")], sorted(ZIPS.items()))
-    with sqlanon.connect(db_url, policy=POLICY) as s:
+    with connect(db_url, policy=POLICY) as s:
         yield s
 
 
@@ -81,7 +81,7 @@ def test_a_join_is_planned_as_a_row_query(db_url, join):
     load_table(db_url, "people", [("pid", "int"), ("age", "int"), ("zip", "text"), ("disease", "text")], people())
     load_table(db_url, "districts", [("zip", "text"), ("district", "text")], sorted(ZIPS.items()))
     auto = {"tables": {"people": {**POLICY["tables"]["people"], "privacy": {"k": 2, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=auto) as db:
+    with connect(db_url, policy=auto) as db:
         chosen = db.plan(f"SELECT d.district, COUNT(*) FROM people p {join} districts d ON d.zip = p.zip "
                          "GROUP BY d.district")
     assert chosen.method == "alpha_k" and "joined within the database" in chosen.rule

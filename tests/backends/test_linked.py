@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 ZIPS = ["10115", "10117", "20095", "80331"]
 K = 3
@@ -50,7 +50,7 @@ def session(db_url):
     load_table(db_url, "details", [("patient_id", "int"), ("income", "text")],
                [(pid, "high" if pid % 3 == 0 else "low") for pid, *_ in patients])
     load_table(db_url, "wards", [("zip", "text"), ("ward", "text")], [(z, f"w{z[0]}") for z in ZIPS])
-    with sqlanon.connect(db_url, policy=POLICY) as s:
+    with connect(db_url, policy=POLICY) as s:
         yield s
 
 
@@ -197,7 +197,7 @@ def with_victim(db_url):
 def test_differencing_is_checked_on_joined_selections(db_url, with_victim):
     q_all = f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.age >= 20 GROUP BY v.diagnosis"
     q_but = f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.age >= 20 AND p.zip <> '99999' GROUP BY v.diagnosis"
-    with sqlanon.connect(db_url, with_victim, catalog=True) as db:
+    with connect(db_url, with_victim, catalog=True) as db:
         db.execute(q_all)
         with pytest.raises(sqlanon.QueryRejected, match="differs from release"):
             db.execute(q_but)
@@ -215,7 +215,7 @@ def test_a_join_cannot_difference_a_table_read_alone(db_url, with_victim, first)
     alone = "SELECT diagnosis, COUNT(*) AS n FROM visits GROUP BY diagnosis"
     for joined in (f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE p.zip <> '99999' GROUP BY v.diagnosis",
                    f"SELECT v.diagnosis, COUNT(*) AS n {JOIN} WHERE v.cost <> 130 GROUP BY v.diagnosis"):
-        with sqlanon.connect(db_url, with_victim, catalog=True) as db:
+        with connect(db_url, with_victim, catalog=True) as db:
             db.catalog.db.engine.dispose()
             with db.catalog.db.engine.begin() as c:  # a fresh log for each pair
                 c.execute(db.catalog.t.releases.delete())

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 import sqlanon
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
 from tests.cli.test_cli import sqlanon as run
-from tests.helpers import assert_alpha_k, load_table
+from tests.helpers import assert_alpha_k, connect, load_table
 
 
 def stored(db_url: str, name: str) -> tuple[list[str], list[tuple]]:
@@ -24,7 +24,7 @@ def stored(db_url: str, name: str) -> tuple[list[str], list[tuple]]:
 
 def test_a_release_is_stored_with_its_view_and_holds_the_models(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
-    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as db:
+    with connect(db_url, policy=PATIENT_POLICY) as db:
         report = db.materialize("patients", "patients_anon", view="patients_view")
     columns, rows = stored(db_url, "patients_anon")
     assert columns == ["age", "sex", "zip", "disease", "nationality"]  # no identifier
@@ -35,7 +35,7 @@ def test_a_release_is_stored_with_its_view_and_holds_the_models(db_url):
 
 def test_where_selects_and_existing_names_are_refused(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
-    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as db:
+    with connect(db_url, policy=PATIENT_POLICY) as db:
         report = db.materialize("patients", "older", where="age >= 60")
         assert report.rows_in == sum(1 for p in PATIENTS if p[1] >= 60)
         before = stored(db_url, "older")
@@ -85,7 +85,7 @@ def test_adult_round_trip_materialize_then_check(adult_url, shared, tmp_path):
                               for q in qis},
         "sensitive": {"occupation": {}},
         "privacy": {"method": "mondrian", "k": 5, "l": 3, "max_suppression": 0}}}}
-    with sqlanon.connect(adult_url, policy=pol) as db:
+    with connect(adult_url, policy=pol) as db:
         report = db.materialize("adult", "adult_anon")
     assert report.rows_in == report.rows_released == 32561
     columns, rows = stored(adult_url, "adult_anon")

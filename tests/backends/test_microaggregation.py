@@ -13,7 +13,7 @@ import sqlanon
 from sqlanon.anonymize import REGISTRY
 from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 
 def read_casc(shared: Path, name: str) -> tuple[list[str], np.ndarray]:
@@ -80,7 +80,7 @@ def test_mdav_matches_the_numpy_oracle(db_url, shared, name):
     load_table(db_url, name, [(c, "float") for c in columns], data.tolist())
     sql = f"SELECT {', '.join(columns)} FROM {name}"
     for k in (3, 5, 10):
-        with sqlanon.connect(db_url, policy=casc_policy(name, columns, {"k": k})) as db:
+        with connect(db_url, policy=casc_policy(name, columns, {"k": k})) as db:
             res = db.execute(sql)
         released = np.array(res.rows, dtype=float)
         assert len(released) == len(data) and res.report.rows_suppressed == 0
@@ -104,7 +104,7 @@ def test_vmdav_groups_are_l_diverse(db_url):
         "quasi_identifiers": {"age": {"type": "interval", "levels": [10]}, "hours": {"type": "interval", "levels": [10]}},
         "sensitive": {"s": {}},
         "privacy": {"method": "vmdav", "k": 4, "l": 3, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         res = db.execute("SELECT age, hours, s FROM vm")
     assert len(res.rows) == 300
     groups: dict[tuple, Counter] = defaultdict(Counter)
@@ -121,7 +121,7 @@ def test_mdav_needs_numeric_quasi_identifiers(db_url):
     pol = {"tables": {"mc": {"quasi_identifiers": {"zip": {"type": "mask", "levels": [1]},
                                                    "age": {"type": "interval", "levels": [10]}},
                              "privacy": {"method": "mdav"}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         with pytest.raises(PolicyError, match="zip.*numeric"):
             db.execute("SELECT zip, age FROM mc")
 

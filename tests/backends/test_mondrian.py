@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import sqlanon
-from tests.helpers import load_table, read_adult
+from tests.helpers import connect, load_table, read_adult
 
 EIGHT = [(age, s) for age, s in zip(range(8), "aabbaabb")]
 
@@ -29,7 +29,7 @@ def classes(rows, qi=(0,), sens=1) -> dict[tuple, Counter]:
 
 def test_median_cuts_down_to_k(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
-    with sqlanon.connect(db_url, policy=policy({"k": 2})) as db:
+    with connect(db_url, policy=policy({"k": 2})) as db:
         res = db.execute("SELECT age, s FROM m8")
     found = classes(res.rows)
     # cut between 3 and 4, then between 1|2 and 5|6: four parts, each one width-2 interval
@@ -40,7 +40,7 @@ def test_median_cuts_down_to_k(db_url):
 
 def test_l_diversity_stops_a_cut(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
-    with sqlanon.connect(db_url, policy=policy({"k": 2, "l": 2})) as db:
+    with connect(db_url, policy=policy({"k": 2, "l": 2})) as db:
         res = db.execute("SELECT age, s FROM m8")
     found = classes(res.rows)
     # pairs would be all 'a' or all 'b': the cut stops at two parts of four ages
@@ -49,7 +49,7 @@ def test_l_diversity_stops_a_cut(db_url):
 
 def test_alpha_stops_a_cut(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
-    with sqlanon.connect(db_url, policy=policy({"k": 2, "alpha": {"value": 0.5, "protect": ["a"]}})) as db:
+    with connect(db_url, policy=policy({"k": 2, "alpha": {"value": 0.5, "protect": ["a"]}})) as db:
         res = db.execute("SELECT age, s FROM m8")
     assert all(c["a"] * 2 <= sum(c.values()) for c in classes(res.rows).values())
     assert len(classes(res.rows)) == 2
@@ -61,7 +61,7 @@ def test_one_sensitive_attribute_per_release(db_url):
                            "sensitive": {"s": {}, "t": {}},
                            "privacy": {"method": "mondrian", "k": 2, "l": {"value": 2, "attribute": "s"},
                                        "t": {"value": 0.5, "attribute": "t"}}}}}
-    with sqlanon.connect(db_url, policy=p) as db:
+    with connect(db_url, policy=p) as db:
         with pytest.raises(sqlanon.PolicyError, match="one sensitive attribute"):
             db.execute("SELECT age FROM m2")
 
@@ -75,7 +75,7 @@ def test_adult_with_l_diversity(adult_url, shared):
         "quasi_identifiers": {q: {"type": "taxonomy", "file": str(h / f"adult_hierarchy_{q.replace('_', '-')}.csv")} for q in qis},
         "sensitive": {"income": {}},
         "privacy": {"method": "mondrian", "k": 5, "l": 2, "max_suppression": 0}}}}
-    with sqlanon.connect(adult_url, policy=pol) as db:
+    with connect(adult_url, policy=pol) as db:
         res = db.execute("SELECT age, education, marital_status, sex, income FROM adult "
                          "WHERE age BETWEEN 30 AND 50")
     selected = [r for r in read_adult(shared / "data" / "adult" / "adult.data") if 30 <= r[0] <= 50]
@@ -97,7 +97,7 @@ def test_auto_takes_mondrian_for_l_diversity(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
     p = policy({"k": 2, "l": 2})
     p["tables"]["m8"]["privacy"].pop("method")
-    with sqlanon.connect(db_url, policy=p) as db:
+    with connect(db_url, policy=p) as db:
         res = db.execute("SELECT age, s FROM m8")
         assert res.report.method == "mondrian" and "l-diversity" in res.report.rule
         assert "mondrian" in db.explain("SELECT age, s FROM m8")
@@ -112,7 +112,7 @@ def test_t_closeness_stops_a_cut(db_url):
     p = {"tables": {"m8t": {"quasi_identifiers": {"age": {"type": "interval", "levels": [2, 4, 8]}},
                             "sensitive": {"salary": {"type": "numeric"}},
                             "privacy": {"method": "mondrian", "k": 2, "t": 0.3, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=p) as db:
+    with connect(db_url, policy=p) as db:
         res = db.execute("SELECT age, salary FROM m8t")
     released = [(r[0], "", r[1]) for r in res.rows]
     distances = ordered_emd(released)

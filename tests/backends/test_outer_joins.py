@@ -8,7 +8,7 @@ import pytest
 
 import sqlanon
 from tests.backends.test_shapes import POLICY, K, direct_rows, load, normal
-from tests.helpers import assert_alpha_k
+from tests.helpers import assert_alpha_k, connect
 
 FLU = "disease = 'flu'"
 
@@ -34,7 +34,7 @@ PUSHED = [
 @pytest.fixture
 def session(db_url):
     load(db_url)
-    with sqlanon.connect(db_url, policy=POLICY) as db:
+    with connect(db_url, policy=POLICY) as db:
         db.materialize("people", "rel")
         db.materialize("people", "rel_flu", where=FLU)
         yield db

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 import sqlanon
 from tests.backends.test_linked import covers
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 K = 3
 
@@ -46,7 +46,7 @@ def url(db_url):
 
 @pytest.mark.parametrize("method", ["alpha_k", "mondrian"])
 def test_every_class_holds_k_persons(url, method):
-    with sqlanon.connect(url, policy=policy()) as db:
+    with connect(url, policy=policy()) as db:
         res = db.execute("SELECT age, zip, diagnosis FROM visits", method=method)
     rows = visits()
     assert Counter(d for *_, d in res.rows) == Counter(r[4] for r in rows)  # nothing lost
@@ -58,7 +58,7 @@ def test_every_class_holds_k_persons(url, method):
 
 
 def test_auto_does_not_slice_a_table_of_several_rows_per_person(url):
-    with sqlanon.connect(url, policy=policy()) as db:
+    with connect(url, policy=policy()) as db:
         chosen = db.plan("SELECT diagnosis, COUNT(*) FROM visits GROUP BY diagnosis")
         assert chosen.method != "slicing" and "person's rows are counted together" in chosen.rule
         with pytest.raises(sqlanon.QueryRejected) as e:
@@ -67,7 +67,7 @@ def test_auto_does_not_slice_a_table_of_several_rows_per_person(url):
 
 
 def test_the_person_column_stays_in_the_database(url):
-    with sqlanon.connect(url, policy=policy()) as db:
+    with connect(url, policy=policy()) as db:
         res = db.execute("SELECT * FROM visits")
         assert res.columns == ["age", "zip", "diagnosis"]
         with pytest.raises(sqlanon.QueryRejected) as e:
@@ -81,7 +81,7 @@ def test_the_person_column_stays_in_the_database(url):
 
 def test_person_must_be_an_identifier(url):
     with pytest.raises(sqlanon.PolicyError, match="'person' must name one of the identifier columns"):
-        sqlanon.connect(url, policy=policy(person="age"))
+        connect(url, policy=policy(person="age"))
 
 
 def test_a_join_by_another_identifier_still_counts_the_declared_person(url):
@@ -92,7 +92,7 @@ def test_a_join_by_another_identifier_still_counts_the_declared_person(url):
     pol = policy()
     pol["tables"]["labs"] = {"identifiers": ["lab_id", "vid"], "sensitive": {"result": {}},
                              "privacy": {"k": K, "max_suppression": 0}}
-    with sqlanon.connect(url, policy=pol) as db:
+    with connect(url, policy=pol) as db:
         res = db.execute("SELECT v.age, v.zip, l.result FROM visits v JOIN labs l ON l.vid = v.vid",
                          method="mondrian")
     rows = visits()

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlanon
-from tests.helpers import assert_alpha_k, load_table
+from tests.helpers import assert_alpha_k, connect, load_table
 
 DISEASES = ["flu", "hiv", "cold", "asthma"]
 # NULL is a value of its own in a class (and below the root stays NULL)
@@ -42,7 +42,7 @@ def test_release_satisfies_k_and_alpha(db_url, rows, k, alpha, protect, lo, age_
         "quasi_identifiers": {"age": {"type": "interval", "levels": age_levels},
                               "zip": {"type": "mask", "levels": zip_levels}, "sex": {"type": "suppress"}},
         "sensitive": {"disease": {}}, "privacy": privacy}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT * FROM people WHERE age >= " + str(lo))
     selected = sum(1 for r in rows if r[0] >= lo)
     assert res.columns == ["age", "zip", "sex", "disease"]
@@ -89,7 +89,7 @@ def test_mondrian_release_satisfies_k_l_and_t(db_url, rows, k, l, t, age_levels)
         "sensitive": {"disease": {}}, "privacy": privacy}}}
     whole = Counter(r[3] for r in rows)
     root_ok = len(rows) >= k and (l is None or _l_holds(whole, *l))
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         if not root_ok:
             try:
                 db.execute("SELECT age, zip, sex, disease FROM people")
@@ -137,7 +137,7 @@ def test_microaggregation_release_keeps_k_l_and_totals(db_url, rows, k, l, lo): 
     selected = [r for r in rows if r[0] >= lo]
     sql = f"SELECT age, score, disease FROM readings WHERE age >= {lo}"
     possible = len(selected) >= k and (l is None or len({r[2] for r in selected}) >= l)
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         if not possible:
             try:
                 res = db.execute(sql)

@@ -5,7 +5,7 @@ import pytest
 
 import sqlanon
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 REJECT = [
     ("SELECT name FROM patients", "identifier column"),
@@ -45,7 +45,7 @@ REJECT = [
 def session(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
     load_table(db_url, "wards", [("ward", "text"), ("floor", "int")], [("deutsch", 1)])
-    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as s:
+    with connect(db_url, policy=PATIENT_POLICY) as s:
         yield s
 
 

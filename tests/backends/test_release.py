@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sqlanon
-from tests.helpers import assert_alpha_k, load_table
+from tests.helpers import assert_alpha_k, connect, load_table
 
 
 def test_classes_are_formed_byte_for_byte(db_url):
@@ -11,7 +11,7 @@ def test_classes_are_formed_byte_for_byte(db_url):
     load_table(db_url, "t", [("code", "text"), ("d", "text")], [(v, f"d{i % 2}") for i, v in enumerate(values)])
     policy = {"tables": {"t": {"quasi_identifiers": {"code": {"type": "suppress"}}, "sensitive": {"d": {}},
                                "privacy": {"k": 2, "max_suppression": 0.5}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT code, d FROM t")
     released = [r[0] for r in res.rows]
     # the lone 'Abc' must never be released as itself: merged into 'abc' it would be
@@ -26,7 +26,7 @@ def test_release_order_is_random(db_url):
     load_table(db_url, "s", [("a", "int"), ("v", "text")], rows)
     policy = {"tables": {"s": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
                                "insensitive": ["v"], "privacy": {"k": 5}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         first = [r[1] for r in db.execute("SELECT a, v FROM s").rows]
         second = [r[1] for r in db.execute("SELECT a, v FROM s").rows]
     source = [v for _, v in rows]
@@ -40,7 +40,7 @@ def test_limit_without_order_is_a_random_sample(db_url):
     load_table(db_url, "s", [("a", "int"), ("v", "text")], rows)
     policy = {"tables": {"s": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
                                "insensitive": ["v"], "privacy": {"k": 5}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         samples = [sorted(r[1] for r in db.execute("SELECT a, v FROM s LIMIT 20").rows) for _ in range(3)]
     assert all(len(s) == 20 for s in samples)
     first_twenty = sorted(v for _, v in rows[:20])
@@ -53,7 +53,7 @@ def test_user_order_is_kept(db_url):
     load_table(db_url, "s", [("a", "int"), ("v", "text")], [(i, f"v{i}") for i in range(40)])
     policy = {"tables": {"s": {"quasi_identifiers": {"a": {"type": "interval", "levels": [10]}},
                                "insensitive": ["v"], "privacy": {"k": 5}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT a, COUNT(*) AS n FROM s WHERE a >= 10 GROUP BY a ORDER BY a LIMIT 2")
     assert res.columns == ["a", "n"] and len(res.rows) == 2
     assert [r[0] for r in res.rows] == sorted(r[0] for r in res.rows)
@@ -76,7 +76,7 @@ def test_a_latin1_column_is_classed_and_released_as_stored(db_url, backend):
     engine.dispose()
     policy = {"tables": {"l1": {"quasi_identifiers": {"zip": {"type": "mask", "levels": [1, 2]}},
                                 "sensitive": {"d": {}}, "privacy": {"k": 2, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT zip, d FROM l1")
     # 'Mün' and 'mün' are two classes of two, byte for byte, released as stored
     assert sorted(map(tuple, res.rows)) == sorted(rows)
@@ -88,7 +88,7 @@ def test_groups_of_fewer_than_k_released_rows_are_withheld(db_url):
     load_table(db_url, "g", [("age", "int"), ("d", "text")], rows)
     policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10]}},
                                "sensitive": {"d": {}}, "privacy": {"k": 3, "method": "alpha_k"}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         grouped = dict(db.execute("SELECT d, COUNT(*) FROM g GROUP BY d").rows)
         having = dict(db.execute("SELECT d, COUNT(*) FROM g GROUP BY d HAVING COUNT(*) < 10").rows)
     assert grouped == {"flu": 12, "cold": 7}  # the one 'hiv' row is released, but not as a group
@@ -100,7 +100,7 @@ def test_progress_is_told_every_stage(db_url):
     policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10]}},
                                "sensitive": {"d": {}}, "privacy": {"k": 3}}}}
     seen: list[str] = []
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT age, d FROM g", progress=seen.append)
     stages = [m.split(":")[0] for m in seen]
     assert stages[0] == "plan" and stages[-1] == "finish"
@@ -112,7 +112,7 @@ def test_a_narrow_selection_is_refused_without_saying_how_narrow(db_url):
     load_table(db_url, "g", [("age", "int"), ("d", "text")], [(20 + i % 40, "flu" if i % 3 else "cold") for i in range(80)])
     policy = {"tables": {"g": {"quasi_identifiers": {"age": {"type": "interval", "levels": [10, 40]}},
                                "sensitive": {"d": {}}, "privacy": {"k": 2, "min_rows": 20}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         assert len(db.execute("SELECT age, d FROM g WHERE age < 40").rows) == 40
         messages = set()
         for where in ("age = 25", "age > 100"):  # two rows, and none: refused alike
@@ -132,7 +132,7 @@ def test_the_search_is_a_fixed_number_of_statements_whatever_the_rounds(db_url):
                                                      "zip": {"type": "mask", "levels": [1, 2, 3]}},
                                "sensitive": {"d": {}},
                                "privacy": {"k": 4, "alpha": {"value": 0.5, "protect": ["hiv"]}, "method": "alpha_k"}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         few = db.execute("SELECT age, zip, d FROM g WHERE age = 20 AND zip = 'z020'").report
         many = db.execute("SELECT age, zip, d FROM g").report
         server_loop = db.db.backend.loop("SELECT 1", []) is not None

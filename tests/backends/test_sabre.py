@@ -15,7 +15,7 @@ from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
 from tests.backends.test_diversity_closeness import ordered_emd
 from tests.backends.test_properties import load_people, row
-from tests.helpers import load_table, read_adult
+from tests.helpers import connect, load_table, read_adult
 
 ADULT_QIS = ["age", "education", "marital_status", "race", "sex", "native_country"]
 
@@ -44,7 +44,7 @@ def test_adult_k5_l3_t02(adult_url, shared):
                               for q in ADULT_QIS},
         "sensitive": {"occupation": {}},
         "privacy": {"method": "sabre", "k": 5, "l": 3, "t": 0.2, "max_suppression": 0}}}}
-    with sqlanon.connect(adult_url, policy=pol) as db:
+    with connect(adult_url, policy=pol) as db:
         res = db.execute(f"SELECT {', '.join(ADULT_QIS)}, occupation FROM adult")
     source = read_adult(shared / "data" / "adult" / "adult.data")
     whole = Counter(r[6] for r in source)
@@ -70,7 +70,7 @@ def test_ordered_distance_on_a_numeric_attribute(db_url):
     pol = {"tables": {"sal": {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20, 40]}},
                               "sensitive": {"salary": {"type": "numeric"}},
                               "privacy": {"method": "sabre", "k": 3, "t": 0.25, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         res = db.execute("SELECT age, salary FROM sal")
     assert sorted(r[1] for r in res.rows) == sorted(s for _, s in rows)
     distances = ordered_emd([(r[0], "", r[1]) for r in res.rows])
@@ -105,7 +105,7 @@ def test_sabre_release_satisfies_k_l_and_t(db_url, rows, k, t, l, lo):  # noqa: 
     selected = [r for r in rows if r[0] >= lo]
     whole = Counter(r[3] for r in selected)
     sql = f"SELECT age, zip, sex, disease FROM people WHERE age >= {lo}"
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         if selected and (len(selected) < k or (l is not None and len(whole) < l)):
             with pytest.raises(sqlanon.ReleaseRefused):
                 db.execute(sql)
@@ -122,7 +122,7 @@ def test_explain_shows_a_probe_and_auto_takes_sabre_for_t(db_url):
     load_table(db_url, "ex", [("age", "int"), ("s", "text")], [(a, "xyz"[a % 3]) for a in range(30)])
     pol = {"tables": {"ex": {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10]}},
                              "sensitive": {"s": {}}, "privacy": {"k": 3, "t": 0.2, "max_suppression": 0}}}}
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         plan = db.explain("SELECT age, s FROM ex")
         res = db.execute("SELECT age, s FROM ex")
     assert "plan: sabre" in plan and "t-closeness" in plan and "scounts" in plan

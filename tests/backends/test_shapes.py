@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 K = 3
 ZIPS = ["10115", "10117", "10119", "20095", "20097", "80331", "80333"]
@@ -80,7 +80,7 @@ def load(db_url: str) -> None:
 @pytest.fixture
 def release(db_url):
     load(db_url)
-    with sqlanon.connect(db_url, policy=POLICY) as db:
+    with connect(db_url, policy=POLICY) as db:
         db.materialize("people", "rel")
         yield db
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlanon
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 WARDS = ["north", "south", "east", "west"]
 DISEASES = ["flu", "hiv", "cold", "asthma", "gout"]
@@ -48,7 +48,7 @@ def test_values_stay_in_their_bucket_and_links_are_shuffled(db_url):
     load_table(db_url, "clinic", COLUMNS, rows)
     pol = policy({"k": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
                                       "buckets_by": "ward"}})
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         res = db.execute("SELECT * FROM clinic")
     assert res.columns == ["ward", "age", "zip", "city", "disease"]  # no identifier
     assert res.report.method == "slicing" and res.report.classes == len(WARDS)
@@ -81,7 +81,7 @@ def test_no_group_leans_on_an_order_the_planner_may_take_from_another(db_url, mo
     pol = policy({"k": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
                                       "buckets_by": "ward"}})
     sql = "SELECT ward, age, zip, city, disease FROM clinic"
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         plan = db.explain(sql)
         res = db.execute(sql)
     aggregates = plan.split("ARRAY_AGG(")[1:]
@@ -103,7 +103,7 @@ def test_a_seed_makes_the_permutation_reproducible_and_none_varies(db_url):
     for seed in (7, 7, None, None):
         pol = policy({"k": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
                                           "buckets_by": "ward", **({"seed": seed} if seed is not None else {})}})
-        with sqlanon.connect(db_url, policy=pol) as db:
+        with connect(db_url, policy=pol) as db:
             releases.setdefault(seed, []).append(sorted(map(tuple, db.execute(sql).rows)))
     assert releases[7][0] == releases[7][1]
     assert releases[None][0] != releases[None][1]  # 240 rows: two equal shuffles are vanishingly rare
@@ -114,7 +114,7 @@ def test_l_bounds_every_link_in_a_bucket(db_url):
     load_table(db_url, "clinic", COLUMNS, rows)
     pol = policy({"k": 2, "l": 3, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
                                               "buckets_by": "ward"}})
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         res = db.execute("SELECT ward, age, disease FROM clinic")
     per_bucket: dict[str, Counter] = defaultdict(Counter)
     for ward, _, disease in res.rows:
@@ -135,7 +135,7 @@ def test_a_bucket_that_cannot_be_l_diverse_is_refused(db_url):
     load_table(db_url, "clinic", COLUMNS, rows)
     pol = policy({"k": 2, "l": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]],
                                               "buckets_by": "ward"}})
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         with pytest.raises(sqlanon.ReleaseRefused, match="l-diverse slicing"):
             db.execute("SELECT ward, disease FROM clinic")
 
@@ -149,7 +149,7 @@ def test_a_column_group_left_below_k_is_refused(db_url, monkeypatch):
     rows = [(i, WARDS[i % 4], 20 + i, "10115", "Berlin", DISEASES[i % 5]) for i in range(12)]
     load_table(db_url, "clinic", COLUMNS, rows)
     pol = policy({"k": 3, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}})
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         assert db.execute("SELECT ward, age, zip, disease FROM clinic").rows
         monkeypatch.setattr(Slicing, "_levels", lambda self, frag, freq, attributes, groups, ctx: {})
         with pytest.raises(sqlanon.ReleaseRefused, match=r"k-anonymity of column group \(ward, age\)"):
@@ -161,7 +161,7 @@ def test_searched_buckets_group_associated_attributes(db_url):
     buckets are found by search; k of every group and l hold."""
     rows = clinic(600, seed=3)
     load_table(db_url, "clinic", COLUMNS, rows)
-    with sqlanon.connect(db_url, policy=policy({"k": 4, "l": 2})) as db:
+    with connect(db_url, policy=policy({"k": 4, "l": 2})) as db:
         res = db.execute("SELECT age, zip, city, disease FROM clinic")
     note = next(n for n in res.report.notes if n.startswith("slicing"))
     assert "zip, city" in note or "city, zip" in note
@@ -194,7 +194,7 @@ def test_the_search_counts_buckets_as_the_rows_would(db_url):
         mid = min(max(round(math.sqrt(lo * hi)), lo + 1), hi)
         lo, hi = (mid, hi) if passes(mid) else (lo, mid - 1)
     pol = policy({"k": k, "l": l, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}})
-    with sqlanon.connect(db_url, policy=pol) as db:
+    with connect(db_url, policy=pol) as db:
         res = db.execute("SELECT age, disease FROM clinic")
     assert lo > 1 and res.report.classes == lo
 
@@ -228,7 +228,7 @@ def test_sliced_releases_keep_k_per_group_and_every_value(db_url, rows, k, l):  
     privacy = {"k": k, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}}
     if l is not None:
         privacy["l"] = l
-    with sqlanon.connect(db_url, policy=policy(privacy)) as db:
+    with connect(db_url, policy=policy(privacy)) as db:
         try:
             res = db.execute("SELECT ward, age, zip, city, disease FROM clinic")
         except sqlanon.ReleaseRefused:

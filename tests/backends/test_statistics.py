@@ -12,7 +12,7 @@ import pytest
 
 import sqlanon
 from tests.backends.test_aggregates import midpoint
-from tests.helpers import assert_alpha_k, load_table
+from tests.helpers import assert_alpha_k, connect, load_table
 
 K = 7
 POLICY = {"tables": {"t": {
@@ -62,7 +62,7 @@ def data() -> list[tuple]:
 def session(db_url):
     load_table(db_url, "t", [("age", "int"), ("zip", "text"), ("s", "text"), ("visits", "int"), ("w", "float")],
                data())
-    with sqlanon.connect(db_url, policy=POLICY) as db:
+    with connect(db_url, policy=POLICY) as db:
         yield db
 
 

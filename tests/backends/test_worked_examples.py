@@ -10,7 +10,7 @@ from sqlanon.context import RunContext
 from sqlanon.hierarchy import SuppressHierarchy
 from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
 from sqlanon.policy.model import QuasiIdentifier
-from tests.helpers import assert_alpha_k, load_table
+from tests.helpers import assert_alpha_k, connect, load_table
 
 PATIENTS = demo.PATIENTS  # seed 001 Tabelle 1
 PATIENT_COLS = [("name", "text"), ("age", "int"), ("sex", "text"), ("zip", "text"),
@@ -20,7 +20,7 @@ PATIENT_POLICY = {"tables": {"patients": demo.POLICY["tables"]["patients"]}}
 
 def test_patients_table_alpha_k(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
-    with sqlanon.connect(db_url, policy=PATIENT_POLICY) as db:
+    with connect(db_url, policy=PATIENT_POLICY) as db:
         res = db.execute("SELECT * FROM patients")
     assert res.columns == ["age", "sex", "zip", "disease", "nationality"]  # * never expands to name
     names = {p[0] for p in PATIENTS}
@@ -49,7 +49,7 @@ def test_alpha_k_example_of_abbildung_11(db_url):
         "sensitive": {"illness": {}},
         "privacy": {"k": 2, "alpha": {"value": 0.5, "protect": ["HIV"]}, "max_suppression": 0.0},
     }}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT job, birth, postcode, illness FROM medical")
     assert len(res.rows) == 6 and res.report.rows_suppressed == 0
     assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5, protect=["HIV"])
@@ -78,7 +78,7 @@ def test_k2_table_of_seed_000(db_url):
         "sensitive": {"disease": {}},
         "privacy": {"k": 2, "max_suppression": 0.0},
     }}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT sex, zip, birth, disease FROM private")
     # the seed's hand-made table releases all ten rows 2-anonymously; so must we
     assert len(res.rows) == 10

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import sqlanon
 from tests.cli.test_cli import sqlanon as run
-from tests.helpers import load_table
+from tests.helpers import connect, load_table
 
 ROWS = [("[30,40)", "185**", "flu"), ("[30,40)", "185**", "cold"), ("[30,40)", "185**", "flu"),
         ("[40,50)", "185**", "hiv"), ("[40,50)", "185**", "hiv"), ("[40,50)", "185**", "flu")]
@@ -37,7 +36,7 @@ def test_the_library_measures_what_the_cli_prints(db_url):
     load_table(db_url, "released", [("age", "text"), ("zip", "text"), ("disease", "text")], ROWS)
     policy = {"tables": {"released": {"quasi_identifiers": {"age": {"type": "suppress"}, "zip": {"type": "suppress"}},
                                       "sensitive": {"disease": {}}, "privacy": {"k": 3, "t": 0.4}}}}
-    with sqlanon.connect(db_url, policy=policy) as db:
+    with connect(db_url, policy=policy) as db:
         m = db.check("released")
     # classes {flu, cold, flu} and {hiv, hiv, flu} against the whole 1/2 flu, 1/6 cold, 1/3 hiv
     assert m.ok and m.classes == 2 and [v.measured for v in m.verdicts][1].startswith("largest distance 0.3333")

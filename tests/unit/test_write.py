@@ -10,6 +10,7 @@ import sqlglot
 import sqlanon
 from sqlanon.errors import QueryRejected
 from sqlanon.sql.write import write
+from tests.helpers import connect
 
 SAMPLED = "SELECT zip FROM wards TABLESAMPLE (10 PERCENT)"
 
@@ -34,6 +35,6 @@ def test_a_pass_through_query_is_not_run_without_its_sampling(tmp_path):
         con.execute("CREATE TABLE patients (name TEXT, age INT)")
     policy = {"tables": {"patients": {"identifiers": ["name"], "quasi_identifiers": {"age": {"type": "suppress"}},
                                       "privacy": {"k": 2}}}}
-    with sqlanon.connect(f"sqlite:///{path}", policy=policy) as db:
+    with connect(f"sqlite:///{path}", policy=policy) as db:
         with pytest.raises(QueryRejected, match="TABLESAMPLE"):
             db.execute(SAMPLED)
