@@ -109,6 +109,9 @@ class MySQLBackend(Backend):
                # a privilege on the database lets the login open it; this one reads nothing
                f"GRANT CREATE TEMPORARY TABLES ON {db}.* TO {u}"]
         out += [f"GRANT SELECT ON {db}.{self.ident(t)} TO {u}" for t in unprotected]
+        # listed by SHOW TABLES and SHOW COLUMNS (a client's reflection), never read: a table
+        # shows to an account with any privilege on it, and REFERENCES reads nothing
+        out += [f"GRANT REFERENCES ON {db}.{self.ident(t)} TO {u}" for t in protected]
         return out
 
     def share(self, name: str) -> list[str]:

@@ -12,16 +12,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from typing import Any
+
 import click
 
 from sqlanon import api
+from sqlanon.access import DEFAULT_READER
 from sqlanon.errors import SqlanonError
 from sqlanon.policy.model import METHODS
 
 
+def access() -> dict[str, Any]:
+    """The group's options on who reads protected tables (``--reader-role``, ``--unrestricted``),
+    as ``api.connect`` takes them."""
+    ctx = click.get_current_context(silent=True)
+    return dict(ctx.find_root().obj or {}) if ctx is not None else {}
+
+
 def _connect(url: str, policy: str | None) -> api.Session:
     """A library session for a CLI command: the caller's OS user names it in the catalog's logs."""
-    return api.connect(url, policy, client=getpass.getuser(), front_end="cli")
+    return api.connect(url, policy, client=getpass.getuser(), front_end="cli", **access())
 
 
 def _fail(e: SqlanonError) -> None:
@@ -56,8 +66,14 @@ method_option = click.option("--method", type=click.Choice(list(METHODS)), defau
 
 @click.group()
 @click.version_option(package_name="sqlanon")
-def main() -> None:
+@click.option("--reader-role", default=DEFAULT_READER, envvar="SQLANON_READER_ROLE", show_default=True,
+              help="the role the anonymization pipeline takes on to read protected tables (PostgreSQL, MariaDB)")
+@click.option("--unrestricted", is_flag=True, envvar="SQLANON_UNRESTRICTED",
+              help="serve a login that can read protected tables itself: for development only")
+@click.pass_context
+def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
     """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
+    ctx.obj = {"reader_role": reader_role, "unrestricted": unrestricted}
 
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
@@ -196,7 +212,9 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
                           for s in sens},
             "privacy": privacy}
     try:
-        with api.connect(url, {"tables": {table: spec}}, catalog=False) as s:
+        # a stored release is measured, not served: the login may read it (it is no protected table)
+        with api.connect(url, {"tables": {table: spec}}, catalog=False, reader_role=access()["reader_role"],
+                         unrestricted=True) as s:
             m = s.check(table)
     except SqlanonError as e:
         _fail(e)

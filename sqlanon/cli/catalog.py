@@ -12,7 +12,8 @@ import click
 from sqlanon import api
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.catalog import Catalog, migrate, open_catalog, policies
-from sqlanon.cli import _fail, _table, db_option, main
+from sqlanon.access import DEFAULT_READER, apply_grants, grant_statements
+from sqlanon.cli import _connect, _fail, _table, access, db_option, main, policy_option
 from sqlanon.errors import PolicyError, SqlanonError
 
 
@@ -27,7 +28,7 @@ def db() -> None:
 def db_upgrade(url: str, revision: str) -> None:
     """Create the catalog or bring it to REVISION (default: the newest)."""
     try:
-        with _database(url) as d:
+        with _database(url, reader=None) as d:
             click.echo(f"catalog at revision {migrate.upgrade(d, revision)}")
     except SqlanonError as e:
         _fail(e)
@@ -44,7 +45,7 @@ def db_downgrade(url: str, revision: str, yes: bool) -> None:
                    "add --yes to confirm", err=True)
         sys.exit(2)
     try:
-        with _database(url) as d:
+        with _database(url, reader=None) as d:
             click.echo(f"catalog at revision {migrate.downgrade(d, revision) or 'none'}")
     except SqlanonError as e:
         _fail(e)
@@ -61,9 +62,53 @@ def db_current(url: str) -> None:
         _fail(e)
 
 
+@db.command("grants")
+@db_option
+@click.option("--policy", "policy_file", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="the policy whose tables the login may not read")
+@click.option("--login", required=True, help="the account sqlanon connects as (MySQL: name or name@host)")
+@click.option("--reader", default=DEFAULT_READER, show_default=True, help="the role the pipeline takes on")
+@click.option("--no-unprotected", is_flag=True, help="leave the login's grants on the other tables alone")
+@click.option("--apply", "run", is_flag=True, help="run the statements (else they are printed)")
+def db_grants(url: str, policy_file: str, login: str, reader: str, no_unprotected: bool, run: bool) -> None:
+    """The administrator's grants that make the database refuse raw reads outside the pipeline:
+    READER reads the policy's tables and keeps the catalog; LOGIN may take READER on and reads
+    by itself only the other tables. Run with an administrator's --db."""
+    from sqlanon.policy import load_policy
+
+    try:
+        with _database(url, reader=None) as d:
+            statements = grant_statements(d, load_policy(policy_file), login, reader, unprotected=not no_unprotected)
+            if run:
+                apply_grants(d, statements)
+    except SqlanonError as e:
+        _fail(e)
+    click.echo(";\n".join(statements) + ";")
+    if run:
+        click.echo(f"-- applied; check with: sqlanon --reader-role {reader} db access --db <{login}'s URL> "
+                   f"--policy {policy_file}")
+
+
+@db.command("access")
+@db_option
+@policy_option
+def db_access(url: str, policy: str | None) -> None:
+    """Check, as the login of --db, that the database refuses its raw reads of every protected
+    table and of the catalog, and that the reader role reads them; exit 2 naming the fault."""
+    try:
+        with _connect(url, policy) as s:
+            tables = ", ".join(sorted(t.table for t in s.policy.tables.values()))
+            state = "refuses" if s.db.enforced else "does NOT refuse (--unrestricted)"
+            click.echo(f"ok: the database {state} this login's raw reads of {tables} and of the catalog; "
+                       f"the pipeline reads them as {s.db.reader or 'the authorizer allows'}")
+    except SqlanonError as e:
+        _fail(e)
+
+
 @contextmanager
-def _database(url: str) -> Iterator[Database]:
-    d = open_database(url)
+def _database(url: str, reader: str | None = "") -> Iterator[Database]:
+    """The database as the pipeline sees it (under the reader role; ``None``: the login's own)."""
+    d = open_database(url, reader=access().get("reader_role") if reader == "" else reader)
     try:
         yield d
     finally:
@@ -90,7 +135,7 @@ def policy() -> None:
 def policy_apply(file: str, url: str) -> None:
     """Store FILE's policy in the catalog: a new version for each table whose policy changed."""
     try:
-        with api.connect(url, file, catalog=True, client=getpass.getuser(), front_end="cli") as s:
+        with api.connect(url, file, catalog=True, client=getpass.getuser(), front_end="cli", **access()) as s:
             for a in policies.apply(s.catalog, file, getpass.getuser()):
                 click.echo(f"{a.table}: version {a.version}" + ("" if a.changed else " (unchanged)"))
     except SqlanonError as e:
@@ -103,7 +148,7 @@ def policy_apply(file: str, url: str) -> None:
 def policy_show(table: str | None, url: str) -> None:
     """The newest stored policy of TABLE (default: every table), as YAML."""
     try:
-        with api.connect(url, catalog=None) as s:
+        with api.connect(url, catalog=None, **access()) as s:
             click.echo(policies.show(s.catalog, table), nl=False)
     except SqlanonError as e:
         _fail(e)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sqlanon.cli import _fail, db_option, main, policy_option
+from sqlanon.cli import _fail, access, db_option, main, policy_option
 from sqlanon.errors import SqlanonError
 
 
@@ -20,8 +20,10 @@ from sqlanon.errors import SqlanonError
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None, help="certificate (PEM)")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None, help="its private key (PEM)")
 @click.option("--require-tls", is_flag=True, help="refuse clients that do not switch to TLS")
+@click.option("--without-catalog", is_flag=True,
+              help="serve protected tables without a catalog, i.e. without any defence across queries")
 def proxy(url: str, policy: str, users: str, listen_pg: str | None, listen_mysql: str | None,
-          tls_cert: str | None, tls_key: str | None, require_tls: bool) -> None:
+          tls_cert: str | None, tls_key: str | None, require_tls: bool, without_catalog: bool) -> None:
     """Serve anonymized answers to unchanged applications over the PostgreSQL/MySQL protocols."""
     import asyncio
     import logging
@@ -32,7 +34,8 @@ def proxy(url: str, policy: str, users: str, listen_pg: str | None, listen_mysql
     try:
         config = ProxyConfig(url, Path(policy), Path(users),
                              address(listen_pg) if listen_pg else None, address(listen_mysql) if listen_mysql else None,
-                             Path(tls_cert) if tls_cert else None, Path(tls_key) if tls_key else None, require_tls)
+                             Path(tls_cert) if tls_cert else None, Path(tls_key) if tls_key else None, require_tls,
+                             without_catalog=without_catalog, **access())
         asyncio.run(serve(config))
     except SqlanonError as e:
         _fail(e)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlanon import api
+from sqlanon.access import DEFAULT_READER
 from sqlanon.errors import SqlanonError
 from sqlanon.policy import load_policy
 from sqlanon.proxy.users import User, Users, load_users
@@ -30,6 +31,13 @@ class ProxyConfig:
     tls_key: Path | None = None
     #: refuse clients that do not switch to TLS
     require_tls: bool = False
+    #: the role the pipeline takes on (sqlanon.access); the proxy's own account may not read a
+    #: protected table without it, or the proxy does not start
+    reader_role: str = DEFAULT_READER
+    #: serve an account that can read protected tables itself (development only)
+    unrestricted: bool = False
+    #: serve protected tables without a catalog, that is without any defence across queries
+    without_catalog: bool = False
 
 
 class ProxyError(SqlanonError):
@@ -46,7 +54,13 @@ class Proxy:
             raise ProxyError("--tls-cert and --tls-key go together")
         self.config = config
         self.users: Users = load_users(config.users)
-        self.session = api.connect(config.url, config.policy)
+        self.session = api.connect(config.url, config.policy, reader_role=config.reader_role,
+                                   unrestricted=config.unrestricted)
+        if self.session.catalog is None and not config.without_catalog:
+            self.session.close()
+            raise ProxyError("the proxy serves protected tables only with a catalog, whose defences work across "
+                             "queries (differencing, repeated releases): run 'sqlanon db upgrade' first, or pass "
+                             "--without-catalog to serve without them")
         self._policies = {user.policy: load_policy(user.policy) for user in self.users.users.values() if user.policy}
         self.tls: ssl.SSLContext | None = None
         if config.tls_cert is not None:

@@ -22,7 +22,7 @@ from sqlanon.proxy.mysql.server import start
 from sqlanon.proxy.server import Proxy, ProxyConfig
 from sqlanon.proxy.users import set_user
 from tests.conftest import fresh_database
-from tests.helpers import load_table
+from tests.helpers import load_table, restricted
 from tests.proxy.certs import make_certificate
 from tests.servers.local import free_port
 
@@ -129,7 +129,11 @@ def build_env(servers: Any, tmp: Path, *, strict: bool = False, big_rows: int = 
         set_user(users, "alice", PASSWORDS["alice"], native=True)
         set_user(users, "bob", PASSWORDS["bob"])
         cert, key = make_certificate(tmp)
-        base = dict(url=url, policy=policy, users=users, tls_cert=cert, tls_key=key)
+        # as deployed: the proxy's account cannot read the protected table, its pipeline takes on
+        # the reader role; no catalog here (its defences: tests/backends/test_catalog.py)
+        login, reader = restricted(url, policy)
+        base = dict(url=login, policy=policy, users=users, tls_cert=cert, tls_key=key, reader_role=reader,
+                    without_catalog=True)
         proxy = RunningProxy(ProxyConfig(**base, listen_mysql=("127.0.0.1", free_port())))
         other = RunningProxy(ProxyConfig(**base, listen_mysql=("127.0.0.1", free_port()), require_tls=True)) \
             if strict else None

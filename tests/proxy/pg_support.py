@@ -21,7 +21,7 @@ from sqlanon.proxy.server import ProxyConfig, serve
 from sqlanon.proxy.users import set_user
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY
 from tests.conftest import fresh_database
-from tests.helpers import load_table
+from tests.helpers import load_table, restricted
 from tests.proxy.certs import make_certificate
 from tests.servers.local import free_port
 
@@ -119,7 +119,12 @@ def prepare(url: str, tmp: Path) -> tuple[Path, Path]:
 
 def start_proxy(running: Running, **kw) -> tuple[ProxyThread, int]:
     port = free_port()
-    config = ProxyConfig(running.db_url, running.policy, running.users, listen_pg=("127.0.0.1", port), **kw)
+    # as deployed: the proxy's account cannot read the protected table, its pipeline takes on the
+    # reader role; no catalog here (its defences are tested in tests/backends/test_catalog.py)
+    login, reader = restricted(running.db_url, running.policy)
+    kw.setdefault("without_catalog", True)
+    config = ProxyConfig(login, running.policy, running.users, listen_pg=("127.0.0.1", port), reader_role=reader,
+                         **kw)
     return ProxyThread(config).start(), port
 
 

@@ -1,0 +1,103 @@
+"""Fail closed through both proxies: the corpus of must-never-pass queries, the database's own
+refusal when the analyzer is sabotaged, and a proxy that will not start on an account that reads
+protected tables or without a catalog."""
+from __future__ import annotations
+
+import psycopg
+import pymysql
+import pytest
+
+from sqlanon import flow
+from sqlanon.analyze import Analysis
+from sqlanon.errors import SqlanonError
+from sqlanon.proxy.server import Proxy, ProxyConfig
+from tests.never_pass import corpus, leaks
+from tests.proxy.mysql_harness import env  # noqa: F401 - fixture
+from tests.proxy.pg_support import pg_proxy  # noqa: F401 - fixture
+from tests.servers.local import free_port
+
+
+def _sabotage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzer finds no protected table in any query."""
+    monkeypatch.setattr(flow, "analyze", lambda parsed, _db, _policy: Analysis(tree=parsed.tree))
+
+
+def _pg_rows(c: psycopg.Connection, sql: str) -> list[tuple]:
+    try:
+        cur = c.execute(sql)
+        return cur.fetchall() if cur.description else []
+    except psycopg.Error:
+        return []
+
+
+def _mysql_rows(c: pymysql.Connection, sql: str) -> list[tuple]:
+    try:
+        with c.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+    except pymysql.MySQLError:
+        return []
+
+
+def test_pg_corpus_never_leaks(pg_proxy):
+    with pg_proxy.connect() as c:
+        answered = 0
+        for sql in corpus("wards", "postgres"):
+            rows = _pg_rows(c, sql)
+            assert not leaks(rows), sql
+            answered += bool(rows)
+        assert answered >= 3
+
+
+def test_mysql_corpus_never_leaks(env):
+    c = env.connect()
+    try:
+        answered = 0
+        for sql in corpus("items", "mysql"):
+            rows = _mysql_rows(c, sql)
+            assert not leaks(rows), sql
+            answered += bool(rows)
+        assert answered >= 3
+    finally:
+        c.close()
+
+
+def test_pg_database_refuses_what_a_faulty_analyzer_passes(pg_proxy, monkeypatch):
+    _sabotage(monkeypatch)
+    with pg_proxy.connect() as c:
+        for sql in ["SELECT * FROM patients", "SELECT w.ward, p.name FROM wards w CROSS JOIN patients p"]:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                c.execute(sql).fetchall()
+        assert c.execute("SELECT ward FROM wards").fetchall()  # the session stays usable
+
+
+def test_mysql_database_refuses_what_a_faulty_analyzer_passes(env, monkeypatch):
+    _sabotage(monkeypatch)
+    c = env.connect()
+    try:
+        with c.cursor() as cur:
+            for sql in ["SELECT * FROM patients", "SELECT i.name, p.name FROM items i CROSS JOIN patients p"]:
+                with pytest.raises(pymysql.MySQLError) as e:
+                    cur.execute(sql)
+                assert e.value.args[0] == 1142, e.value.args  # SELECT command denied
+            cur.execute("SELECT id FROM items")
+            assert cur.fetchall()
+    finally:
+        c.close()
+
+
+def test_proxy_refuses_an_account_that_reads_protected_tables(pg_proxy, env):
+    for url, policy, users, listen in [(pg_proxy.db_url, pg_proxy.policy, pg_proxy.users, "listen_pg"),
+                                       (env.url, env.proxy.proxy.config.policy, env.proxy.proxy.config.users,
+                                        "listen_mysql")]:
+        with pytest.raises(SqlanonError) as e:
+            Proxy(ProxyConfig(url, policy, users, without_catalog=True, **{listen: ("127.0.0.1", free_port())}))
+        assert "patients" in e.value.message and "sqlanon db grants" in e.value.message
+
+
+def test_proxy_refuses_to_serve_protected_tables_without_a_catalog(env):
+    config = env.proxy.proxy.config
+    with pytest.raises(SqlanonError) as e:
+        Proxy(ProxyConfig(config.url, config.policy, config.users, reader_role=config.reader_role,
+                          listen_mysql=("127.0.0.1", free_port())))
+    assert "only with a catalog" in e.value.message
