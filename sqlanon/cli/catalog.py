@@ -9,12 +9,13 @@ from typing import Iterator
 
 import click
 
-from sqlanon import api
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.catalog import Catalog, migrate, open_catalog, policies
 from sqlanon.access import DEFAULT_READER, apply_grants, grant_statements
 from sqlanon.cli import _connect, _fail, _table, access, db_option, main, policy_option
 from sqlanon.errors import PolicyError, SqlanonError
+from sqlanon.policy import load_policy
+from sqlanon.policy.check import check_against_database
 
 
 @main.group()
@@ -74,8 +75,6 @@ def db_grants(url: str, policy_file: str, login: str, reader: str, no_unprotecte
     """The administrator's grants that make the database refuse raw reads outside the pipeline:
     READER reads the policy's tables and keeps the catalog; LOGIN may take READER on and reads
     by itself only the other tables. Run with an administrator's --db."""
-    from sqlanon.policy import load_policy
-
     try:
         with _database(url, reader=None) as d:
             statements = grant_statements(d, load_policy(policy_file), login, reader, unprotected=not no_unprotected)
@@ -117,7 +116,8 @@ def _database(url: str, reader: str | None = "") -> Iterator[Database]:
 
 @contextmanager
 def _catalog(url: str) -> Iterator[Catalog]:
-    with _database(url) as d:
+    """The catalog as the --db account itself reads it (an administrator's commands)."""
+    with _database(url, reader=None) as d:
         catalog = open_catalog(d)
         if catalog is None:
             raise PolicyError("the database has no sqlanon catalog: run 'sqlanon db upgrade'")
@@ -135,8 +135,12 @@ def policy() -> None:
 def policy_apply(file: str, url: str) -> None:
     """Store FILE's policy in the catalog: a new version for each table whose policy changed."""
     try:
-        with api.connect(url, file, catalog=True, client=getpass.getuser(), front_end="cli", **access()) as s:
-            for a in policies.apply(s.catalog, file, getpass.getuser()):
+        # an administrator's command that reads no protected row: no pipeline, no reader role
+        with _database(url, reader=None) as d:
+            check_against_database(load_policy(file), d)
+            catalog = open_catalog(d, create=True)
+            assert catalog is not None
+            for a in policies.apply(catalog, file, getpass.getuser()):
                 click.echo(f"{a.table}: version {a.version}" + ("" if a.changed else " (unchanged)"))
     except SqlanonError as e:
         _fail(e)
@@ -148,8 +152,8 @@ def policy_apply(file: str, url: str) -> None:
 def policy_show(table: str | None, url: str) -> None:
     """The newest stored policy of TABLE (default: every table), as YAML."""
     try:
-        with api.connect(url, catalog=None, **access()) as s:
-            click.echo(policies.show(s.catalog, table), nl=False)
+        with _catalog(url) as catalog:
+            click.echo(policies.show(catalog, table), nl=False)
     except SqlanonError as e:
         _fail(e)
 

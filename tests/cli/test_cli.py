@@ -2,17 +2,27 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import yaml
 
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
-from tests.helpers import load_table
+from tests.helpers import load_table, restricted
 
 
-def sqlanon(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlanon", *args], capture_output=True, text=True, timeout=300)
+def sqlanon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess. A command with ``--db`` and ``--policy`` connects as a deployment
+    does: as a login the database keeps from the policy's tables, under its reader role
+    (``tests.helpers.restricted``); the test database's own URL is the administrator's."""
+    args = list(args)
+    if "--db" in args and "--policy" in args:
+        i = args.index("--db") + 1
+        args[i], reader = restricted(args[i], args[args.index("--policy") + 1])
+        args = ["--reader-role", reader, *args]
+    return subprocess.run([sys.executable, "-m", "sqlanon", *args], capture_output=True, text=True, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def setup(db_url, tmp_path):
