@@ -132,7 +132,8 @@ class Session:
         what = f"materialize {table} into {into}" + (f" where {where}" if where else "") + (" refresh" * refresh)
         try:
             report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh), where=where,
-                                 overrides=Overrides(k, alpha, l, t, method), progress=progress, guard=self._guard())
+                                 overrides=Overrides(k, alpha, l, t, method), progress=progress,
+                                 guard=self._guard(rows=False))
         except SqlanonError as e:
             self._record(what, e, time.perf_counter() - t0)
             raise
@@ -163,11 +164,13 @@ class Session:
                                "catalog=True")
         return self.catalog
 
-    def _guard(self) -> Guard | None:
+    def _guard(self, rows: bool = True) -> Guard | None:
+        """The catalog's differencing check; ``rows``: also against the rows earlier answers
+        selected (a stored release keeps its own memory of rows instead)."""
         if self.catalog is None:
             return None
         catalog = self.catalog
-        return lambda frag, req, ctx: check_differencing(catalog, frag, req, ctx)
+        return lambda frag, req, ctx: check_differencing(catalog, frag, req, ctx, rows=rows)
 
     def _log_release(self, report: Report, target: str | None = None) -> None:
         if self.catalog is not None and report.table is not None:

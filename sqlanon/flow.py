@@ -29,10 +29,13 @@ from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.pushdown.persons import per_person
 from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
+from sqlanon.verify.noise import SCALE as NOISE_SCALE
+from sqlanon.verify.noise import noisy
 
 
-#: a check of the selection before it is anonymized (see ``run``)
-Guard = Callable[[Fragment, Requirement, RunContext], None]
+#: a check of the selection before it is anonymized (see ``run``); what it returns is called
+#: once the release has passed verification (the catalog then remembers the selection)
+Guard = Callable[[Fragment, Requirement, RunContext], Callable[[RunContext], None] | None]
 
 
 @dataclass
@@ -147,9 +150,10 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             if frag.persons:
                 req, linked = per_person(frag, src, req, ctx)
                 method = REGISTRY[chosen.method](req)
+        remember = None
         if guard is not None:
             with ctx.in_stage("guard"):
-                guard(frag, req, ctx)
+                remember = guard(frag, req, ctx)
         with ctx.in_stage("anonymize"):
             release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
             if recoder is not None:
@@ -173,6 +177,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 if recoder is not None:
                     measured.notes.extend(recoder.check(frag, release.table, req, ctx, release.aggregated))
         with ctx.in_stage("finish"):
+            if remember is not None:
+                remember(ctx)
             if into is None:
                 finish = remainder(analysis, release.table, req.k, release.aggregated)
                 ctx.relinquish()
@@ -184,14 +190,21 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                     recoder.remember(frag, release.table, ctx)
                 ctx.commit()
                 columns, rows = [], []
+        # an answer counts exactly only what it releases: where the method withheld rows, the
+        # selection's size is read with noise (a materialized release is the administrator's)
+        exact = into is not None or not method.suppresses
+        rows_in = measured.rows_in if exact else measured.rows_released + noisy(measured.rows_suppressed)
+        if not exact:
+            release.notes.append(f"rows selected and suppressed are noisy (discrete Laplace, scale {NOISE_SCALE:g}): "
+                                 "an answer counts exactly only the rows it releases")
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,
             requirement=_describe(req), predicate=_predicate(frag, db),
             selections={t: db.backend.render(c) if c is not None else None for t, c, _ in frag.selections()}
             if frag.link is not None else {},
-            rows_in=measured.rows_in,
+            rows_in=rows_in,
             rows_released=measured.rows_released,
-            rows_suppressed=measured.rows_suppressed, classes=measured.classes,
+            rows_suppressed=rows_in - measured.rows_released, classes=measured.classes,
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
             information_loss=measured.information_loss,
@@ -306,9 +319,10 @@ def choose(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Ove
 
 
 def _count(analysis: Analysis, ctx: RunContext) -> int | None:
-    """Rows the query selects (None in a static explain, where nothing is sent)."""
+    """Rows the query selects, with noise (None in a static explain, where nothing is sent)."""
     found = ctx.scalar(count_statement(analysis))
-    return int(found) if found is not None else None
+    # the decision (and explain, which shows it) must not tell the selection's exact size
+    return noisy(int(found)) if found is not None else None
 
 
 def _predicate(frag: Fragment, db: Database) -> str | None:

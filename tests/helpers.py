@@ -131,3 +131,13 @@ def connect(url: str, policy: Any = None, **kw: Any) -> Any:
 
     login_url, reader = restricted(url, policy)
     return sqlanon.connect(login_url, policy, reader_role=reader, **kw)
+
+
+#: where a method withholds rows, an answer reports the selection's size with discrete Laplace
+#: noise of scale 2 (sqlanon/verify/noise.py): off by more than this with probability e^-20
+NOISE = 40
+
+
+def about(reported: int, exact: int) -> bool:
+    """A noisy count as an answer reports it: within NOISE of the exact one."""
+    return abs(reported - exact) <= NOISE

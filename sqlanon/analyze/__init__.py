@@ -113,7 +113,14 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
     where = tree.args.get("where")
     conditions = conjuncts(where.this if where is not None else None)
     extended = null_extended(tree, alias)
-    pushed = [c for c in conditions if not extended and _own(c, alias)]
+    # a condition over a sensitive attribute runs on the released rows, unless the policy says
+    # otherwise: run on the stored rows, it would decide refusals and the method's choices by
+    # values the answer does not show (one person's diagnosis turning an answer into a refusal)
+    sensitive = {sa.column for sa in tp.sensitive} if tp.requirement.sensitive_predicates == "released" else set()
+    def pushable(c: exp.Expression) -> bool:
+        return _own(c, alias) and not any(x.name in sensitive for x in c.find_all(exp.Column) if x.table == alias)
+
+    pushed = [c for c in conditions if not extended and pushable(c)]
     kept = [c for c in conditions if not any(c is p for p in pushed)]
     for c in kept:
         if c.find(exp.Subquery):
@@ -122,7 +129,7 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
                                 "no outer join NULL-extends", fragment=c.sql())
     join = extending_join(tree, alias)
     on = conjuncts(join.args.get("on")) if join is not None else []
-    pushed += [c for c in on if _own(c, alias)]
+    pushed += [c for c in on if pushable(c)]
     pushed_cols = {id(col) for c in pushed for col in c.find_all(exp.Column)}
     needed: set[str] = set()
     releasable = set(tp.releasable)
@@ -139,7 +146,7 @@ def analyze(parsed: Parsed, db: Database, policy: Policy) -> Analysis:
             if tp.qi(name) is not None and tp.requirement.method not in MICROAGGREGATION:
                 _check_generalized_use(c, tp)
     if join is not None:
-        rest = [c for c in on if not _own(c, alias)]
+        rest = [c for c in on if not pushable(c)]
         join.set("on", exp.and_(*rest) if rest else exp.true())
     return Analysis(
         tree=tree, policy=tp, alias=alias,

@@ -61,6 +61,7 @@ PLAN = "_sa_plan"
 class AlphaK:
     name: ClassVar[str] = "alpha_k"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation")
+    suppresses: ClassVar[bool] = True
 
     def __init__(self, requirement: Requirement):
         self.req = requirement

@@ -40,6 +40,9 @@ class Method(Protocol):
     name: ClassVar[str]
     #: criteria the method is built to satisfy (verify/ checks them all the same)
     guarantees: ClassVar[tuple[str, ...]]
+    #: the method may withhold selected rows: the selection's size is then no count of the
+    #: release, and answers report it only with noise (verify/noise.py)
+    suppresses: ClassVar[bool]
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
         """Extra columns computed in the pushdown's single pass over the base table."""

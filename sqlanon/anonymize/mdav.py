@@ -32,6 +32,7 @@ ROW_ID = "sqlanon_rid"
 class MDAV:
     name: ClassVar[str] = "mdav"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity",)
+    suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         self.req = requirement
@@ -118,6 +119,7 @@ class VMDAV(MDAV):
 
     name: ClassVar[str] = "vmdav"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "l-diversity")
+    suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         if requirement.l is None:

@@ -37,6 +37,7 @@ from sqlanon.sql.templates import col, lit, render, table
 class Mondrian:
     name: ClassVar[str] = "mondrian"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity", "t-closeness")
+    suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         self.req = requirement

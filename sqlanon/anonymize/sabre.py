@@ -52,6 +52,7 @@ PHASE_STEP = "0.6180339887498949"
 class Sabre:
     name: ClassVar[str] = "sabre"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "t-closeness", "l-diversity", "alpha-deassociation")
+    suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         if requirement.t is None:

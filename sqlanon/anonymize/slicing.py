@@ -72,6 +72,7 @@ def _bucket_start(bucket: exp.Expression, buckets: int, n: int) -> exp.Expressio
 class Slicing:
     name: ClassVar[str] = "slicing"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity of every column group", "l-diverse slicing")
+    suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         unmet = [m for m, v in (("alpha", requirement.alpha), ("t", requirement.t)) if v is not None]

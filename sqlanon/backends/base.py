@@ -97,6 +97,11 @@ class Backend:
         are refused. Here the values' text, length-prefixed, with '~' for NULL."""
         return self.binary_text(injective_text(values, self))
 
+    def row_digest(self, values: list[exp.Expression]) -> exp.Expression:
+        """A row's key as 32 hex digits (MD5 of the values' injective text): what the catalog
+        remembers of a released row (catalog/differencing.py), never the key itself."""
+        return exp.MD5(this=injective_text(values, self))
+
     def fenced(self, select: exp.Select) -> exp.Select:
         """A derived table the planner computes once and does not merge into the query that
         reads it, where merging would copy its subqueries to every reference (MariaDB does not

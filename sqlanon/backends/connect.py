@@ -121,7 +121,9 @@ def _family(t: sa.types.TypeEngine) -> str:
 
 
 def _engine_options(u: sa.URL) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
+    # pre_ping: a pooled connection the database has closed (a restart, an idle timeout, an
+    # administrator's kill) is replaced before use, never handed to a run that would fail on it
+    kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT", "pool_pre_ping": True}
     if u.get_backend_name() in ("mysql", "mariadb"):
         kwargs["connect_args"] = {"charset": "utf8mb4"}
     return kwargs

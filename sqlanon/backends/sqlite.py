@@ -2,7 +2,9 @@
 RIGHT and FULL joins; the SQL:2003 statistics aggregates are defined on each connection."""
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 import sqlite3
 from typing import Any
 
@@ -47,8 +49,14 @@ class SQLiteBackend(Backend):
         # SQLAlchemy's pysqlite dialect replaces SQLite's FLOOR with math.floor, which raises on
         # NULL; SQL's FLOOR(NULL) is NULL (interval hierarchies over columns with NULLs).
         cursor.connection.create_function("floor", 1, _floor, deterministic=True)
+        # SQLite has no MD5: the catalog's row digests (Backend.row_digest)
+        cursor.connection.create_function("md5", 1, _md5, deterministic=True)
         # SQLite has no VAR_POP, STDDEV_SAMP, COVAR_POP, CORR, REGR_* …: defined here
         sqlite_statistics.register(cursor.connection)
+
+
+def _md5(x: str | None) -> str | None:
+    return None if x is None else hashlib.md5(x.encode("utf-8")).hexdigest()  # noqa: S324 - a digest, no secret
 
 
 def _floor(x: float | None) -> int | None:
@@ -59,6 +67,9 @@ def _driver(connection: Any) -> sqlite3.Connection:
     """The sqlite3 connection behind a pool's connection (or the connection itself)."""
     return getattr(connection, "driver_connection", connection)
 
+
+#: a pipeline's temp table (RunContext.temp_name: the prefix, 8 hex digits of the run, a hint)
+_RUN_TABLE = re.compile(r"sqlanon_[0-9a-f]{8}_")
 
 #: what a restricted statement may do: read (the tables allowed), call functions, recurse
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE,
@@ -74,8 +85,10 @@ def _authorizer(denied: frozenset[str] | set[str], catalog_prefix: str) -> Any:
         if action not in _ALLOWED:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_READ and database != "temp" and arg1 is not None:
+            # (a read of no column, as COUNT(*) makes, names no database at all)
             name = arg1.lower()
-            if name in denied or name.startswith(catalog_prefix) or name == "sqlite_dbpage":
+            catalog = name.startswith(catalog_prefix) and not (database is None and _RUN_TABLE.match(name))
+            if name in denied or catalog or name == "sqlite_dbpage":
                 return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_PRAGMA and arg2 is not None:
             return sqlite3.SQLITE_DENY  # a pragma that sets a value

@@ -16,7 +16,10 @@ the window, new ones are refused (fail closed) until older ones leave it.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
+from typing import Callable
 
+import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
@@ -33,16 +36,82 @@ PER_PASS = 50
 MAX_SELECTIONS = 500
 
 
-def check_differencing(catalog: Catalog, frag: Fragment, req: Requirement, ctx: RunContext) -> None:
+def check_differencing(catalog: Catalog, frag: Fragment, req: Requirement, ctx: RunContext, *,
+                       rows: bool = True) -> Callable[[RunContext], None] | None:
     """Compare the selection of every protected table the query reads with that table's
     earlier selections. A join of protected tables is compared table by table, in rows of each
     table (persons), with its earlier selections alone or in other joins: a join that filters
-    one table by another's columns must not escape a comparison with that table read alone."""
+    one table by another's columns must not escape a comparison with that table read alone.
+
+    With ``rows`` (answers; a stored release keeps its own memory of rows, catalog/consistency.py)
+    the selection is also compared with the rows earlier answers selected, and what is returned
+    remembers it once it is released (in the finish stage): its rows, by a digest of their key."""
     if not req.difference_window or not ctx.live:
-        return
+        return None
     floor = max(req.persons[0].value if req.persons else req.k, req.min_rows)
-    for name, mine, persons in frag.selections():
+    since = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - dt.timedelta(seconds=req.difference_window)
+    kept: list[tuple[str, str, int]] = []
+    for i, (name, mine, persons) in enumerate(frag.selections()):
         _compare(catalog, name, mine, persons, floor, req.difference_window, ctx)
+        if rows:
+            keys, n = _compare_rows(catalog, i, name, mine, floor, since, ctx)
+            kept.append((name, keys, n))
+    return (lambda run: _remember(catalog, kept, since, run)) if rows else None
+
+
+def _key(catalog: Catalog, name: str, ctx: RunContext) -> exp.Expression:
+    """A row's key as a digest of its primary key (of the whole row where there is none)."""
+    columns = list(catalog.db.primary_key(name)) or [c for c in catalog.db.columns(name)]
+    return ctx.backend.row_digest([col(c, name) for c in columns])
+
+
+def _catalog_table(catalog: Catalog, t: sa.Table, alias: str | None = None) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(t.name, quoted=True),
+                     alias=exp.TableAlias(this=exp.to_identifier(alias)) if alias else None,
+                     db=exp.to_identifier(catalog.names.schema, quoted=True) if catalog.names.schema else None)
+
+
+def _compare_rows(catalog: Catalog, index: int, name: str, mine: exp.Expression | None, floor: int,
+                  since: dt.datetime, ctx: RunContext) -> tuple[str, int]:
+    """The selection's rows against the rows every earlier answer in the window selected when
+    it was made, the same predicate included: a re-asked query after one insert or deletion
+    differs from its earlier answer in that one row (the temporal attack of Sweeney's
+    k-anonymity paper). Returns the temp table of the selection's row digests and their number."""
+    keys = ctx.create_temp(f"selected_{index}", exp.select(exp.alias_(_key(catalog, name, ctx), "k", quoted=True))
+                           .distinct().from_(table(name, name)).where(mine.copy() if mine is not None else exp.true()))
+    n = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(keys))) or 0)
+    s, r = _catalog_table(catalog, catalog.t.selections, "s"), _catalog_table(catalog, catalog.t.selection_rows, "r")
+    common = exp.Count(this=exp.column("k", "x", quoted=True))
+    rows = ctx.query(
+        exp.select(exp.column("rows", "s"), common).from_(s)
+        .join(r, on=exp.column("selection_id", "r").eq(exp.column("id", "s")), join_type="left")
+        .join(exp.Table(this=exp.to_identifier(keys, quoted=True), alias=exp.TableAlias(this=exp.to_identifier("x"))),
+              on=exp.column("k", "x", quoted=True).eq(exp.column("row_key", "r")), join_type="left")
+        .where(exp.and_(exp.column("table_name", "s").eq(exp.Literal.string(name)),
+                        exp.column("at", "s") >= exp.Literal.string(_stamp(since))))
+        .group_by(exp.column("id", "s"), exp.column("rows", "s")))
+    for old, shared in rows:
+        if any(0 < d < floor for d in (int(old) - int(shared), n - int(shared))):
+            # the message does not say how many rows, nor which answer: both would describe them
+            raise QueryRejected(
+                "differencing", f"the selection over {name} differs from an earlier answer (rows as selected then; "
+                f"a re-asked query after the table changed included) in fewer than {floor} rows: the two answers "
+                "together would describe those rows")
+    return keys, n
+
+
+def _remember(catalog: Catalog, kept: list[tuple[str, str, int]], since: dt.datetime, ctx: RunContext) -> None:
+    """Store the released selections row by row, and forget those that left the window."""
+    for name, keys, n in kept:
+        sid = secrets.randbits(62)
+        catalog.remember_selection(sid, name, n, since)
+        ctx.run(exp.insert(exp.select(exp.Literal.number(sid), exp.column("k", quoted=True)).from_(table(keys)),
+                           _catalog_table(catalog, catalog.t.selection_rows), columns=["selection_id", "row_key"]))
+
+
+def _stamp(at: dt.datetime) -> str:
+    """A timestamp as every backend compares it with the catalog's (SQLite: as text)."""
+    return at.isoformat(sep=" ", timespec="microseconds")
 
 
 def _compare(catalog: Catalog, name: str, mine: exp.Expression | None, persons: tuple[str, ...], floor: int,

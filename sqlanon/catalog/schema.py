@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlanon.backends.base import Backend
 
 #: the newest migration; a catalog at another revision is upgraded or refused, never guessed at
-HEAD = "0001"
+HEAD = "0002"
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Tables:
     policies: sa.Table
     releases: sa.Table
     audit: sa.Table
+    selections: sa.Table
+    selection_rows: sa.Table
 
 
 def tables(names: Names) -> Tables:
@@ -93,4 +95,21 @@ def tables(names: Names) -> Tables:
         sa.Column("rows", sa.Integer),
         sa.Index(names("audit_at"), "at"),
     )
-    return Tables(policies, releases, audit)
+    #: the rows each answer selected, by a digest of their key, for as long as a new selection
+    #: is compared with it (catalog/differencing.py): a re-asked query after inserts or
+    #: deletes, or any other selection, is compared with what was really released then
+    selections = sa.Table(
+        names("selections"), md,
+        sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("table_name", sa.String(200), nullable=False),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("rows", sa.Integer, nullable=False),
+        sa.Index(names("selections_table_at"), "table_name", "at"),
+    )
+    selection_rows = sa.Table(
+        names("selection_rows"), md,
+        sa.Column("selection_id", sa.BigInteger, nullable=False),
+        sa.Column("row_key", sa.String(64), nullable=False),
+        sa.Index(names("selection_rows_key"), "selection_id", "row_key"),
+    )
+    return Tables(policies, releases, audit, selections, selection_rows)

@@ -55,6 +55,16 @@ class Catalog:
                     **row, "table_name": table, "predicate": predicate, "fingerprint": fingerprint(predicate)}))
             return release
 
+    def remember_selection(self, sid: int, table: str, rows: int, since: dt.datetime) -> None:
+        """Log one released selection (its rows follow, from the run's own connection) and
+        forget the selections of ``table`` that left the comparison window."""
+        sel, rws = self.t.selections, self.t.selection_rows
+        with self.db.engine.begin() as c:
+            gone = sa.select(sel.c.id).where(sel.c.table_name == table, sel.c.at < since)
+            c.execute(rws.delete().where(rws.c.selection_id.in_(gone)))
+            c.execute(sel.delete().where(sel.c.table_name == table, sel.c.at < since))
+            c.execute(sel.insert().values(id=sid, table_name=table, at=_now(), rows=rows))
+
     def sink(self, event: AuditEvent) -> None:
         """An audit sink (``sqlanon.audit``): every statement's decision, in the catalog."""
         row = dict(at=dt.datetime.fromtimestamp(event.at, dt.timezone.utc).replace(tzinfo=None),

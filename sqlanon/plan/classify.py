@@ -34,7 +34,7 @@ class Classification:
         shape = f"{'complex' if self.complex else 'simple'}, {'column' if self.column_oriented else 'row'}-oriented"
         if self.joined:
             shape += ", joined within the database"
-        rows = "rows not counted" if self.rows is None else f"{self.rows} row(s) selected"
+        rows = "rows not counted" if self.rows is None else f"about {self.rows} row(s) selected (counted with noise)"
         return f"{shape} ({self.why}); {rows}"
 
 

@@ -35,6 +35,7 @@ from sqlanon.policy.model import (
 
 TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
+                "sensitive_predicates",
                 "difference_window", "across_releases"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
@@ -215,8 +216,12 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
     across = spec.get("across_releases", "reuse")
     if across not in ("reuse", "refuse", "off"):
         raise PolicyError(f"privacy.across_releases must be reuse, refuse or off, got {across!r}", table=table)
+    where = spec.get("sensitive_predicates", "released")
+    if where not in ("released", "stored"):
+        raise PolicyError(f"privacy.sensitive_predicates must be released or stored, got {where!r}", table=table)
     return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
-                       few_rows=few, min_rows=min_rows, difference_window=window, across_releases=across)
+                       few_rows=few, min_rows=min_rows, difference_window=window, across_releases=across,
+                       sensitive_predicates=where)
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:

@@ -113,6 +113,11 @@ class Requirement:
     #: ``reuse`` the earlier generalization (consistent recoding), ``refuse`` the release, or
     #: ``off`` (no memory of rows: complementary and temporal attacks are not defended)
     across_releases: str = "reuse"
+    #: where a WHERE condition over a sensitive attribute runs: ``released`` (after
+    #: anonymization, on the released values: the refusals and the method's choices never
+    #: depend on a sensitive value the answer does not show) or ``stored`` (in the pushdown,
+    #: on the stored rows: the policy accepts that oracle)
+    sensitive_predicates: str = "released"
 
     def tightened(self, o: "Overrides", sensitive: tuple["Sensitive", ...] = ()) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter (or name another

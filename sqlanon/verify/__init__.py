@@ -20,6 +20,7 @@ from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, render, table
+from sqlanon.verify.noise import noisy
 from sqlanon.verify.reading import Reader, reader
 from sqlanon.verify.slicing import Buckets, slice_verdicts
 
@@ -208,15 +209,18 @@ def _distribution_tables(attribute: str, index: int, frag: Fragment, released: s
 
 def enforce(m: Measurement, req: Requirement) -> None:
     """Refuse the release when the selection is narrower than the policy allows, a criterion
-    fails, or suppression exceeds the policy's limit."""
-    if req.min_rows and m.rows_in < req.min_rows:
-        raise ReleaseRefused(f"the query selects fewer than the policy's min_rows={req.min_rows} rows (a narrow "
-                             "selection invites differencing between queries); nothing was released")
+    fails, or suppression exceeds the policy's limit. The counts of the selection are compared
+    with noise (verify/noise.py) and no refusal says a count: the decision and its text reveal
+    nothing the release would not."""
+    if req.min_rows and noisy(m.rows_in) < req.min_rows:
+        raise ReleaseRefused(f"the query selects too few rows for the policy's min_rows={req.min_rows} (compared "
+                             "with noise; a narrow selection invites differencing between queries); nothing was "
+                             "released")
     failed = [v for v in m.verdicts if not v.ok]
     if failed:
-        raise ReleaseRefused("release failed its own verification: " + "; ".join(f"{v.criterion}: {v.measured}" for v in failed))
-    if m.rows_in and m.rows_suppressed > req.max_suppression * m.rows_in:
+        raise ReleaseRefused("release failed its own verification (" + ", ".join(v.criterion for v in failed)
+                             + "); nothing was released")
+    if m.rows_suppressed and noisy(m.rows_suppressed) > req.max_suppression * max(1, noisy(m.rows_in)):
         raise ReleaseRefused(
-            f"the requirement needs {m.rows_suppressed} of {m.rows_in} selected rows suppressed "
-            f"({m.rows_suppressed / m.rows_in:.1%}), above the policy's max_suppression "
-            f"{req.max_suppression:.1%}; nothing was released")
+            f"the requirement would suppress more of the selected rows than the policy's max_suppression "
+            f"{req.max_suppression:.1%} allows (compared with noise); nothing was released")

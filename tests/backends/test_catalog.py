@@ -170,6 +170,34 @@ def test_differencing_succeeds_naively_and_is_refused_with_the_catalog(db_url):
         db.execute("SELECT problem, COUNT(*) AS n FROM people WHERE age >= 45 GROUP BY problem")
 
 
+def test_a_query_asked_again_after_an_insert_or_a_deletion_is_refused(db_url):
+    """The temporal attack (Sweeney, k-anonymity, 2002): the same question before and after one
+    person is added tells that person's problem, whatever each answer's k; a deletion likewise.
+    The catalog remembers which rows each answer selected, so the same predicate over changed
+    rows is a different selection."""
+    t = load(db_url, people(60))
+    newcomer = dict(id=60, age=33, zip="02131", problem="problem new")
+    q = "SELECT age, zip, problem FROM people WHERE zip LIKE '0213%'"
+    with connect(db_url, POLICY, catalog=False) as naive:
+        before = Counter(r[2] for r in naive.execute(q).rows)
+        execute(db_url, t.insert().values(**newcomer))
+        after = Counter(r[2] for r in naive.execute(q).rows)
+    assert after - before == Counter({"problem new": 1})  # the difference is the newcomer
+    execute(db_url, t.delete().where(t.c.id == 60))
+    with connect(db_url, POLICY, catalog=True) as db:
+        db.execute(q)
+        db.execute(q)  # the same rows again: no difference
+        execute(db_url, t.insert().values(**newcomer))
+        with pytest.raises(sqlanon.QueryRejected, match="differencing") as e:
+            db.execute(q)
+        assert "problem" not in e.value.message and "60" not in e.value.message
+        execute(db_url, t.delete().where(t.c.id == 60))
+        db.execute(q)  # the rows of the first answer again
+        execute(db_url, t.delete().where(t.c.id == 0))
+        with pytest.raises(sqlanon.QueryRejected, match="differencing"):
+            db.execute(q)
+
+
 # -- complementary release (seed 002, slides 21-23) -------------------------------------------
 def test_complementary_release_links_naively_and_stays_k_anonymous_with_the_catalog(db_url):
     rows = people(120, seed=3)

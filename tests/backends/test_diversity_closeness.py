@@ -5,6 +5,8 @@ they are: what is tested is the measurement and the refusal, against the seed's 
 independent computation on the rows that came back."""
 from __future__ import annotations
 
+import re
+
 import math
 from collections import Counter, defaultdict
 from fractions import Fraction
@@ -70,8 +72,10 @@ def test_emd_of_the_income_table(db_url, rows, expected):
 def test_a_class_too_far_from_the_table_is_refused(db_url):
     load_table(db_url, "income", [("plz", "text"), ("age_band", "text"), ("einkommen", "int")], INCOME)
     with connect(db_url, policy=income_policy(0.2)) as db:
-        with pytest.raises(sqlanon.ReleaseRefused, match=r"t-closeness.*0\.3750"):
+        # refused by the criterion's name; the distance it measured (0.375) is not told
+        with pytest.raises(sqlanon.ReleaseRefused, match=r"t-closeness") as e:
             db.execute("SELECT plz, age_band, einkommen FROM income")
+        assert not re.search(r"\d", e.value.message)
     load_table(db_url, "income_b", [("plz", "text"), ("age_band", "text"), ("einkommen", "int")], RESHUFFLED)
     with connect(db_url, policy=income_policy(0.2, "income_b")) as db:
         assert len(db.execute("SELECT plz, einkommen FROM income_b").rows) == 9
@@ -105,8 +109,9 @@ def test_the_seed_2_diverse_table(db_url):
     assert "fewest distinct disease values in a class 2" in check_of(res, "distinct l-diversity")["measured"]
     load_table(db_url, "patients3", cols, NOT_DIVERSE)
     with connect(db_url, policy=diversity_policy(2, "patients3")) as db:
-        with pytest.raises(sqlanon.ReleaseRefused, match="distinct l-diversity.* 1 "):
+        with pytest.raises(sqlanon.ReleaseRefused, match="distinct l-diversity") as e:
             db.execute("SELECT sex, zip, born, disease FROM patients3")
+        assert not re.search(r"\d", e.value.message)  # a class's one value (homogeneity) is not told
 
 
 # class 1: x x x y (entropy l = e^H = 1.755, r1 = 3, r2 = 1); class 2: x x y y (l = 2)
@@ -228,8 +233,9 @@ def test_hierarchical_emd_of_li_et_al_table_4(db_url):
         assert sorted(hierarchical_emd(released, taxonomy)) == pytest.approx([5 / 27, 7 / 27, 8 / 27])
         policy["tables"]["li4"]["privacy"]["t"]["value"] = 0.29
     with connect(db_url, policy=policy) as db:
-        with pytest.raises(sqlanon.ReleaseRefused, match=r"0\.2963"):
+        with pytest.raises(sqlanon.ReleaseRefused, match=r"t-closeness \(hierarchical distance\)") as e:
             db.execute("SELECT zip, age, disease FROM li4")
+        assert "0.2963" not in e.value.message
 
 
 @pytest.mark.parametrize("method", ["sabre", "mondrian"])

@@ -178,3 +178,27 @@ def test_a_login_that_reads_protected_tables_is_refused(backend, db_url):
     with sqlanon.connect(db_url, POLICY, catalog=False, unrestricted=True) as db:
         report = db.execute("SELECT age, disease FROM patients").report
     assert any("unrestricted=True" in n for n in report.notes)
+
+
+def test_pooled_connections_the_database_closed_are_replaced(backend, db_url):
+    """The database ends every session of sqlanon's login (a restart, an administrator's kill):
+    the next answers come from fresh connections, the same as before."""
+    if backend == "sqlite":
+        return  # no server to end a session
+    _load(db_url)
+    with connect(db_url, POLICY, catalog=False) as db:
+        first = db.execute("SELECT name FROM wards").rows
+        db.execute("SELECT age, disease FROM patients")
+        login = db.db.engine.url.username
+        admin = sa.create_engine(db_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as c:
+            if backend == "postgresql":
+                c.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = :u"),
+                          {"u": login})
+            else:
+                for (pid,) in c.execute(sa.text("SELECT id FROM information_schema.processlist WHERE user = :u"),
+                                        {"u": login}).all():
+                    c.exec_driver_sql(f"KILL {int(pid)}")
+        admin.dispose()
+        assert db.execute("SELECT name FROM wards").rows == first
+        assert db.execute("SELECT age, disease FROM patients").rows

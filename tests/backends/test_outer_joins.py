@@ -31,10 +31,15 @@ PUSHED = [
 ]
 
 
+#: the conditions above read the sensitive attribute: pushed down only where the policy allows it
+STORED = {"tables": {"people": {**POLICY["tables"]["people"], "privacy": {
+    **POLICY["tables"]["people"]["privacy"], "sensitive_predicates": "stored"}}}}
+
+
 @pytest.fixture
 def session(db_url):
     load(db_url)
-    with connect(db_url, policy=POLICY) as db:
+    with connect(db_url, policy=STORED) as db:
         db.materialize("people", "rel")
         db.materialize("people", "rel_flu", where=FLU)
         yield db
@@ -51,6 +56,17 @@ def test_a_pushed_condition_selects_the_released_rows(db_url, session, through, 
     assert normal(answer.rows) == normal(direct_rows(db_url, direct))
     flu = direct_rows(db_url, "SELECT COUNT(*) FROM people WHERE " + FLU)[0][0]
     assert answer.report.rows_in == flu and "flu" in answer.report.predicate
+
+
+def test_a_condition_over_the_sensitive_attribute_runs_on_the_released_rows(db_url, session):
+    """By default a WHERE over a sensitive attribute is no selection: the whole table is
+    anonymized, and the condition filters the released rows (it decides nothing on values the
+    answer does not show)."""
+    with connect(db_url, policy=POLICY) as db:
+        answer = db.execute("SELECT p.zip, p.disease FROM people p WHERE p.disease = 'flu'")
+    expected = direct_rows(db_url, "SELECT zip, disease FROM rel WHERE disease = 'flu'")
+    assert normal(answer.rows) == normal(expected) and expected
+    assert answer.report.predicate is None and answer.report.rows_in == 150
 
 
 def test_a_where_over_the_null_extended_side_runs_after_the_join(db_url, session):

@@ -12,7 +12,7 @@ import pytest
 
 import sqlanon
 from tests.backends.test_aggregates import midpoint
-from tests.helpers import assert_alpha_k, connect, load_table
+from tests.helpers import assert_alpha_k, connect, load_table, restricted
 
 K = 7
 POLICY = {"tables": {"t": {
@@ -112,6 +112,7 @@ def test_covariance_correlation_and_regression(session, released, backend):
 
 def test_over_a_join_with_an_unprotected_table(db_url, session, released, backend):
     load_table(db_url, "labels", [("s", "text"), ("name", "text")], [("a", "alpha"), ("b", "beta")])
+    restricted(db_url, session.policy)  # the administrator grants the new table to the login
     session.db.refresh_schema()
     answer = session.execute("SELECT l.name, VAR_POP(t.visits) FROM t JOIN labels l ON l.s = t.s GROUP BY l.name")
     expected = {"alpha": python("VAR_POP", [r[VISITS] for r in released if r[S] == "a"]),

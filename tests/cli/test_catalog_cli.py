@@ -29,8 +29,8 @@ def test_db_policy_and_releases_commands(db_url, tmp_path):
     assert out.returncode == 0 and out.stdout.startswith("none"), out.stderr
     out = sqlanon("releases", "--db", db_url)
     assert out.returncode == 2 and "no sqlanon catalog" in out.stderr
-    assert sqlanon("db", "upgrade", "--db", db_url).stdout.strip() == "catalog at revision 0001"
-    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0001")
+    assert sqlanon("db", "upgrade", "--db", db_url).stdout.strip() == "catalog at revision 0002"
+    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0002")
 
     out = sqlanon("policy", "diff", str(policy), "--db", db_url)
     assert out.returncode == 1 and "+people:" in out.stdout
@@ -65,4 +65,4 @@ def test_db_policy_and_releases_commands(db_url, tmp_path):
 
     out = sqlanon("db", "downgrade", "base", "--db", db_url)
     assert out.returncode == 2 and "--yes" in out.stderr  # nothing dropped without confirmation
-    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0001")
+    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0002")

@@ -140,10 +140,33 @@ def test_proxy_survives_garbage_and_refuses_huge_packets(env):
     with socket.create_connection(("127.0.0.1", env.port), timeout=5) as s:
         _greeting(s)
         s.sendall(b"\xff\xff\xff\x01")  # announces 16 MiB: refused before any of it is read
-        assert s.recv(65536) == b""
+        answer = s.recv(65536)
+        assert answer[4:5] == b"\xff" and b"max_allowed_packet" in answer  # MySQL's error 1153, then
+        assert s.recv(65536) == b""  # the connection closes
     with env.connect() as c, c.cursor() as cur:
         cur.execute("SELECT 1")
         assert cur.fetchall() == ((1,),)
+
+
+def test_statements_up_to_max_allowed_packet_and_an_error_above(env):
+    """A statement above 1 MiB (multi-frame above 16 MiB) reaches the library, which answers
+    it by name; one above the database's max_allowed_packet gets MySQL's own error 1153, not a
+    silently closed connection."""
+    with env.connect() as c, c.cursor() as cur:
+        cur.execute("SELECT @@max_allowed_packet")
+        limit = int(cur.fetchone()[0])
+    big = "SELECT id FROM items WHERE name = '" + "x" * (2 << 20) + "'"
+    assert 2 << 20 < limit
+    with env.connect() as c, c.cursor() as cur:
+        with pytest.raises(pymysql.MySQLError) as e:
+            cur.execute(big)
+        assert "statement too long" in str(e.value)
+        cur.execute("SELECT 1")  # the connection goes on
+        assert cur.fetchall() == ((1,),)
+    with env.connect() as c, c.cursor() as cur:
+        with pytest.raises(pymysql.MySQLError) as e:
+            cur.execute("SELECT '" + "y" * (limit + 10) + "'")
+        assert e.value.args[0] == 1153
 
 
 def test_kill_query_stops_a_relayed_statement_of_the_same_client(env):

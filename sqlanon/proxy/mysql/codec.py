@@ -52,6 +52,15 @@ class ProtocolError(Exception):
     """The peer broke the protocol; the connection cannot be trusted any more."""
 
 
+class PacketTooLarge(ProtocolError):
+    """A client's packet above the limit (the database's max_allowed_packet after login): the
+    client is told so with MySQL's own error before the connection closes, as the server does."""
+
+    def __init__(self, limit: int, seq: int):
+        super().__init__(f"packet larger than {limit} bytes")
+        self.limit, self.seq = limit, seq
+
+
 class Framer:
     """Reassembles packets from bytes; refuses a packet above ``limit`` before buffering it."""
 
@@ -69,7 +78,7 @@ class Framer:
             length = int.from_bytes(self._buf[:3], "little")
             self._size += length
             if self._size > self.limit:
-                raise ProtocolError(f"packet larger than {self.limit} bytes")
+                raise PacketTooLarge(self.limit, self._buf[3])
             if len(self._buf) < 4 + length:
                 self._size -= length
                 break

@@ -24,8 +24,8 @@ from sqlanon.proxy.server import Proxy
 LOG = logging.getLogger("sqlanon.proxy.mysql")
 T = TypeVar("T")
 
-#: largest packet a client may send (a statement is at most 100,000 characters; long data is
-#: sent in pieces)
+#: largest packet a client may send where the database does not say its max_allowed_packet
+#: (a statement is at most 100,000 characters to the parser, which refuses longer ones by name)
 MAX_PACKET = 1 << 20
 #: largest packet before login: a handshake response with its attributes is a few hundred bytes
 LOGIN_PACKET = 16 << 10
@@ -41,8 +41,10 @@ QUEUE_LIMIT = 32
 class Shared:
     """What every client session of one listener shares."""
 
-    def __init__(self, proxy: Proxy, target: Target, info: ServerInfo, setup: list[str]):
+    def __init__(self, proxy: Proxy, target: Target, info: ServerInfo, setup: list[str], max_packet: int):
         self.proxy, self.target, self.info, self.setup = proxy, target, info, setup
+        #: a logged-in client's largest packet: the database's max_allowed_packet
+        self.max_packet = max_packet
         self.database = target.database
         self.tls: ssl.SSLContext | None = proxy.tls
         self.require_tls = proxy.config.require_tls
@@ -75,6 +77,7 @@ class Connection(asyncio.BufferedProtocol):
     def __init__(self, shared: Shared):
         self.shared = shared
         self.framer = codec.Framer(LOGIN_PACKET)
+        self._too_large: codec.PacketTooLarge | None = None
         #: read exactly up to the end of the current packet (until the first one is in)
         self.exact = True
         self.transport: asyncio.Transport | None = None
@@ -104,6 +107,14 @@ class Connection(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         try:
             self._packets.extend(self.framer.feed(bytes(self._buffer[:nbytes])))
+        except codec.PacketTooLarge as e:
+            # read no more (the rest of that packet is not read at all), but keep the way back
+            # open for the error the session sends before it closes
+            self._too_large = e
+            if self.transport is not None:
+                self.transport.pause_reading()
+            self._arrived.set()
+            return
         except codec.ProtocolError as e:
             self._fail(e)
             return
@@ -134,6 +145,8 @@ class Connection(asyncio.BufferedProtocol):
     # -- what the session uses -------------------------------------------------------------------
     async def read_packet(self) -> tuple[int, bytes]:
         while not self._packets:
+            if self._too_large is not None:
+                raise self._too_large
             if self._error is not None:
                 raise self._error if isinstance(self._error, codec.ProtocolError) else ConnectionResetError(
                     str(self._error))
@@ -162,8 +175,8 @@ class Connection(asyncio.BufferedProtocol):
                                               ssl_handshake_timeout=10)
 
     def logged_in(self) -> None:
-        """Accept packets up to MAX_PACKET from now on."""
-        self.framer.limit = MAX_PACKET
+        """Accept packets up to the database's max_allowed_packet from now on."""
+        self.framer.limit = self.shared.max_packet
 
     def close(self) -> None:
         if self.transport is not None:
@@ -183,10 +196,22 @@ def _setup_statements(proxy: Proxy) -> list[str]:
     return collected
 
 
+def _max_allowed_packet(proxy: Proxy) -> int:
+    """The database's max_allowed_packet (MAX_PACKET where it does not say)."""
+    with proxy.session.db.engine.connect() as c:
+        found = c.exec_driver_sql("SELECT @@max_allowed_packet").scalar()
+    return int(found) if found else MAX_PACKET
+
+
+async def loop_run(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
 async def start(proxy: Proxy, host: str, port: int) -> asyncio.Server:
     target = Target.from_url(proxy.config.url)
     info = await Backend.probe(target)
-    shared = Shared(proxy, target, info, _setup_statements(proxy))
+    max_packet = await loop_run(_max_allowed_packet, proxy)
+    shared = Shared(proxy, target, info, _setup_statements(proxy), max_packet)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Connection(shared), host, port)
     LOG.info("MySQL front-end on %s:%d (database %s, %s)", host, port, shared.database, info.version)

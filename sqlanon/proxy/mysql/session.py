@@ -32,7 +32,7 @@ FRONT_END = "proxy-mysql"
 # error numbers (MySQL's own where one fits)
 ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_UNKNOWN_COM, ER_UNKNOWN_ERROR = 1044, 1045, 1047, 1105
 ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644, 3159, 2013
-ER_NO_SUCH_THREAD = 1094
+ER_NO_SUCH_THREAD, ER_NET_PACKET_TOO_LARGE = 1094, 1153
 CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
 MAX_LONG_DATA = 16 << 20
 #: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
@@ -93,6 +93,11 @@ class ClientSession:
                 if self.seq != 1 or not payload:
                     raise codec.ProtocolError("a command must start a new exchange")
                 await self._command(payload)
+        except codec.PacketTooLarge as e:
+            LOG.info("client %d (%s): %s", self.id, self.state, e)
+            self.seq = (e.seq + 1) & 0xFF
+            await self.send(codec.err(ER_NET_PACKET_TOO_LARGE, "08S01",
+                                      f"Got a packet bigger than 'max_allowed_packet' bytes ({e.limit})"))
         except (Closed, ConnectionError, codec.ProtocolError, asyncio.TimeoutError, ssl.SSLError) as e:
             if not isinstance(e, Closed):
                 LOG.info("client %d (%s): %s", self.id, self.state, e)

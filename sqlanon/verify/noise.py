@@ -1,0 +1,31 @@
+"""Counts that are not released, read only through noise.
+
+A refusal or a report that depends on the exact size of a selection answers a question about
+rows the release does not show: "refused below min_rows" asked for two selections that differ in
+one person tells whether that person is in it, and "3 of 3 rows would be suppressed" is a count.
+So every such count is read with noise from the discrete Laplace (two-sided geometric)
+mechanism, as differentially private systems compare their thresholds (OpenDP's
+``make_laplace`` over integers; sensitivity 1: one person changes a count by one): each use
+is ε = 1/``SCALE``-differentially private with respect to the rows behind it.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+#: the noise's scale: a threshold decision or a reported count is ε = 0.5 private
+SCALE = 2.0
+
+
+@lru_cache(maxsize=1)
+def _mechanism() -> Any:
+    # imported on first use: OpenDP's native library costs ~0.1 s to load
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=SCALE)
+
+
+def noisy(count: int) -> int:
+    """``count`` with fresh discrete Laplace noise, never below 0."""
+    return max(0, int(_mechanism()(int(count))))
