@@ -8,13 +8,12 @@ code without sending anything: the statements of the first search round, as ``ex
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Protocol
 
 import sqlglot
 from sqlglot import exp
-
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Protocol
 
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY
@@ -31,7 +30,6 @@ from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
 from sqlanon.verify.noise import SCALE as NOISE_SCALE
 from sqlanon.verify.noise import noisy
-
 
 #: a check of the selection before it is anonymized (see ``run``); what it returns is called
 #: once the release has passed verification (the catalog then remembers the selection)

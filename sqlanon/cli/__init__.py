@@ -10,9 +10,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
-
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import click
 

@@ -9,9 +9,9 @@ from typing import Iterator
 
 import click
 
+from sqlanon.access import DEFAULT_READER, apply_grants, grant_statements
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.catalog import Catalog, migrate, open_catalog, policies
-from sqlanon.access import DEFAULT_READER, apply_grants, grant_statements
 from sqlanon.cli import _connect, _fail, _table, access, db_option, main, policy_option
 from sqlanon.errors import PolicyError, SqlanonError
 from sqlanon.policy import load_policy

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import ssl
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 from sqlanon import api
 from sqlanon.access import DEFAULT_READER
@@ -38,6 +40,22 @@ class ProxyConfig:
     unrestricted: bool = False
     #: serve protected tables without a catalog, that is without any defence across queries
     without_catalog: bool = False
+
+
+T = TypeVar("T")
+
+
+def _guarded(fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return fn(*args)
+    except StopIteration as e:
+        # a StopIteration cannot be set on an asyncio future: the awaiting client would hang
+        raise RuntimeError(f"StopIteration in {getattr(fn, '__name__', fn)}") from e
+
+
+async def in_thread(executor: Executor | None, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on ``executor``'s threads; whatever it raises reaches the awaiting session."""
+    return await asyncio.get_running_loop().run_in_executor(executor, _guarded, fn, *args)
 
 
 class ProxyError(SqlanonError):

@@ -26,6 +26,11 @@ def _mechanism() -> Any:
     return dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=SCALE)
 
 
+def noise() -> int:
+    """One draw of the noise: what a count of sensitivity 1 is read with."""
+    return int(_mechanism()(0))
+
+
 def noisy(count: int) -> int:
     """``count`` with fresh discrete Laplace noise, never below 0."""
-    return max(0, int(_mechanism()(int(count))))
+    return max(0, count + noise())

@@ -5,9 +5,8 @@ they are: what is tested is the measurement and the refusal, against the seed's 
 independent computation on the rows that came back."""
 from __future__ import annotations
 
-import re
-
 import math
+import re
 from collections import Counter, defaultdict
 from fractions import Fraction
 

@@ -8,7 +8,13 @@ from sqlglot import exp
 
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
-from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, MaskHierarchy, SuppressHierarchy, TaxonomyHierarchy
+from sqlanon.hierarchy import (
+    DateHierarchy,
+    IntervalHierarchy,
+    MaskHierarchy,
+    SuppressHierarchy,
+    TaxonomyHierarchy,
+)
 from sqlanon.sql.templates import col
 from tests.helpers import connect, load_table
 
@@ -61,7 +67,6 @@ def test_null_stays_null_below_the_root(db_url):
 def test_a_taxonomy_that_misses_a_value_is_refused_at_connect(db_url):
     """One scan finds that some taxonomy misses a value; the error then names the table, the
     column and the values (NULL is not a value a taxonomy must hold)."""
-    import sqlanon
     from sqlanon.errors import PolicyError
 
     load_table(db_url, "tx", [("a", "text"), ("b", "text"), ("s", "text")],

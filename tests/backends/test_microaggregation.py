@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import sqlanon
 from sqlanon.anonymize import REGISTRY
 from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy

@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
-import sqlanon
 from tests.helpers import connect, load_table
 
 K = 3

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import sqlanon
 from sqlanon import demo
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext

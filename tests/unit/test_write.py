@@ -7,7 +7,6 @@ import sqlite3
 import pytest
 import sqlglot
 
-import sqlanon
 from sqlanon.errors import QueryRejected
 from sqlanon.sql.write import write
 from tests.helpers import connect

@@ -19,7 +19,7 @@ from typing import Any, Callable, TypeVar
 from sqlanon.proxy.mysql import auth, codec, gate
 from sqlanon.proxy.mysql.backend import Backend, ServerInfo, Target
 from sqlanon.proxy.mysql.session import ClientSession
-from sqlanon.proxy.server import Proxy
+from sqlanon.proxy.server import Proxy, in_thread
 
 LOG = logging.getLogger("sqlanon.proxy.mysql")
 T = TypeVar("T")
@@ -63,7 +63,7 @@ class Shared:
         self.sessions: dict[int, ClientSession] = {}
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+        return await in_thread(self.pool, fn, *args)
 
     def audit(self, lib: Any, sql: str, decision: str, **fields: Any) -> None:
         """Record a statement the proxy relayed itself, off the event loop (the catalog's audit
@@ -105,14 +105,14 @@ class Connection(asyncio.BufferedProtocol):
         return memoryview(self._buffer)[:n]
 
     def buffer_updated(self, nbytes: int) -> None:
+        if self._too_large is not None:
+            return  # the rest of a packet too large: read (a close with unread bytes resets) and dropped
         try:
             self._packets.extend(self.framer.feed(bytes(self._buffer[:nbytes])))
         except codec.PacketTooLarge as e:
-            # read no more (the rest of that packet is not read at all), but keep the way back
-            # open for the error the session sends before it closes
+            # keep the way back open for the error the session sends before it closes
             self._too_large = e
-            if self.transport is not None:
-                self.transport.pause_reading()
+            self.exact = False
             self._arrived.set()
             return
         except codec.ProtocolError as e:
@@ -203,14 +203,10 @@ def _max_allowed_packet(proxy: Proxy) -> int:
     return int(found) if found else MAX_PACKET
 
 
-async def loop_run(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
-
-
 async def start(proxy: Proxy, host: str, port: int) -> asyncio.Server:
     target = Target.from_url(proxy.config.url)
     info = await Backend.probe(target)
-    max_packet = await loop_run(_max_allowed_packet, proxy)
+    max_packet = await in_thread(None, _max_allowed_packet, proxy)
     shared = Shared(proxy, target, info, _setup_statements(proxy), max_packet)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Connection(shared), host, port)

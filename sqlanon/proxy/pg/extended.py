@@ -9,7 +9,6 @@ skips everything up to the client's Sync.
 """
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.parse import parse
 from sqlanon.proxy.pg import codec, gate, values
 from sqlanon.proxy.pg.results import Rows
+from sqlanon.proxy.server import in_thread
 from sqlanon.sql.write import write
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ class Extended:
     async def offload(self: "PgSession", fn, *args):  # type: ignore[no-untyped-def]
         """``fn(*args)`` in the deciding threads; None after an ErrorResponse was written."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.front.decide, fn, *args)
+            return await in_thread(self.front.decide, fn, *args)
         except SqlanonError as e:
             if isinstance(e, QueryRejected) and self.session is not None:
                 self.session.record(str(args[0].text if isinstance(args[0], Statement) else args[0]), "rejected",

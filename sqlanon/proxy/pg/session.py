@@ -25,6 +25,7 @@ from sqlanon.proxy.pg.backend import Backend, BackendLost
 from sqlanon.proxy.pg.codec import ProtocolViolation
 from sqlanon.proxy.pg.extended import Extended
 from sqlanon.proxy.pg.results import send_result
+from sqlanon.proxy.server import in_thread
 
 if TYPE_CHECKING:
     from sqlanon.proxy.pg.server import FrontEnd
@@ -305,7 +306,7 @@ class PgSession(Extended):
         if not await self.settled():
             return None
         try:
-            decision = await asyncio.get_running_loop().run_in_executor(self.front.decide, gate.decide, sql,
+            decision = await in_thread(self.front.decide, gate.decide, sql,
                                                                         self.session)
         except SqlanonError as e:  # audited by the gate or the library
             self.write(codec.error(e.sqlstate, e.message))
@@ -331,9 +332,8 @@ class PgSession(Extended):
             self.write(codec.error("25P02", "current transaction is aborted, commands ignored until end of "
                                             "transaction block"))
             return None
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self.front.library, self.session.execute, sql)
+            return await in_thread(self.front.library, self.session.execute, sql)
         except SqlanonError as e:
             self.write(codec.error(e.sqlstate, e.message))
         except Exception as e:  # noqa: BLE001 - a database error inside the library: the client hears of it
