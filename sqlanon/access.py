@@ -18,7 +18,6 @@ development (``unrestricted=True``: every report then says so).
 """
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,8 +26,6 @@ from sqlglot import exp
 from sqlanon.backends.connect import Database
 from sqlanon.errors import BackendError
 from sqlanon.policy.model import Policy
-
-log = logging.getLogger("sqlanon.access")
 
 #: the reader role's name where the caller names none
 DEFAULT_READER = "sqlanon_reader"
@@ -91,8 +88,7 @@ def enforce(db: Database, policy: Policy, *, unrestricted: bool = False) -> None
     leaky = readable(db, guarded, restricted=True)
     if leaky:
         if unrestricted:
-            db.enforced = False
-            log.warning("sqlanon: %s (readable: %s)", UNENFORCED, ", ".join(leaky))
+            db.enforced = False  # said in every report, and logged once a session answers a query
             return
         role = f" or the reader role {db.reader} is inherited" if db.reader else ""
         raise BackendError(

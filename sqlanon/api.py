@@ -4,6 +4,7 @@ The CLI and the proxy call this module and nothing below it.
 """
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -40,6 +41,8 @@ from sqlanon.policy.check import check_against_database
 from sqlanon.policy.model import Overrides
 from sqlanon.verify import Measurement
 
+log = logging.getLogger("sqlanon.access")
+
 #: the note of every answer given without a catalog
 NO_CATALOG = ("no catalog: nothing defends across queries (differencing, repeated or complementary releases); "
               "see 'sqlanon db upgrade'")
@@ -62,6 +65,8 @@ class Session:
         self.audit = audit
         #: temp tables the last ``execute`` created (all dropped when it returned or raised)
         self.last_temp_tables: list[str] = []
+        #: the unrestricted account has been warned of in the log (once per session)
+        self._warned = False
 
     @property
     def backend(self) -> str:
@@ -85,6 +90,9 @@ class Session:
         r = result.report
         if not self.db.enforced:
             r.notes.append(UNENFORCED)
+            if not self._warned:
+                self._warned = True
+                log.warning("sqlanon: %s", UNENFORCED)
         if self.catalog is None and r.table is not None:
             r.notes.append(NO_CATALOG)
         self._log_release(r)
