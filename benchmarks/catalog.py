@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.methods import QIS, backend_url, finish, hierarchies, prepare  # noqa: E402
-from tests.helpers import ADULT_COLUMNS  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect  # noqa: E402
 
-import sqlanon  # noqa: E402
 from sqlanon.backends.connect import open_database  # noqa: E402
 from sqlanon.catalog import migrate  # noqa: E402
 from sqlanon.catalog.schema import Names, tables  # noqa: E402
@@ -101,12 +100,12 @@ def measure_materialize(url: str, table: str, hdir: Path) -> dict:
     out: dict = {}
     drop(url, "bench_plain", "bench_kept")
     reset_catalog(url)
-    with sqlanon.connect(url, policy(hdir, table), catalog=False) as db:
+    with connect(url, policy(hdir, table), catalog=False) as db:
         t0 = time.perf_counter()
         rep = db.materialize(table, "bench_plain")
         out["without_catalog"] = {"seconds": round(time.perf_counter() - t0, 3), "method": rep.method,
                                   "released": rep.rows_released}
-    with sqlanon.connect(url, policy(hdir, table), catalog=True) as db:
+    with connect(url, policy(hdir, table), catalog=True) as db:
         t0 = time.perf_counter()
         rep = db.materialize(table, "bench_kept")
         out["with_catalog"] = {"seconds": round(time.perf_counter() - t0, 3), "released": rep.rows_released}
@@ -153,7 +152,7 @@ def measure_log_checks(url: str, table: str, hdir: str) -> dict:
     sql = f"SELECT education, COUNT(*) AS n FROM {table} WHERE age >= 40 GROUP BY education"
     pol = policy(Path(hdir), table, method="mondrian")
     out: dict = {"log_size": LOG_SIZE}
-    with sqlanon.connect(url, pol, catalog=True) as db:
+    with connect(url, pol, catalog=True) as db:
         since = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - dt.timedelta(days=1)
         lookups, guards, totals = [], [], []
         for _ in range(REPEAT):
@@ -165,7 +164,7 @@ def measure_log_checks(url: str, table: str, hdir: str) -> dict:
             rep = db.execute(sql).report
             totals.append(time.perf_counter() - t0)
             guards.append(rep.seconds.get("guard", 0.0))
-    with sqlanon.connect(url, pol, catalog=False) as db:
+    with connect(url, pol, catalog=False) as db:
         plain = []
         for _ in range(REPEAT // 4):
             t0 = time.perf_counter()

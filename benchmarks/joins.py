@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.methods import QIS, backend_url, hierarchies, read_adult_raw  # noqa: E402
-from tests.helpers import ADULT_COLUMNS, load_table  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect, load_table  # noqa: E402
 
 PERSON = ["age", "race", "sex", "native_country"]
 CENSUS = ["education", "marital_status", "occupation"]
@@ -91,9 +91,8 @@ DIFFERENCING = {
 
 
 def measure_differencing(url: str, hdir: str, which: str) -> dict:
-    import sqlanon
 
-    with sqlanon.connect(url, policy(hdir), catalog=True) as db:
+    with connect(url, policy(hdir), catalog=True) as db:
         assert db.catalog is not None
         with db.catalog.db.engine.begin() as c:
             c.execute(db.catalog.t.releases.delete())
@@ -108,11 +107,10 @@ def measure_differencing(url: str, hdir: str, which: str) -> dict:
 
 
 def measure(url: str, hdir: str, which: str) -> dict:
-    import sqlanon
 
     if which in DIFFERENCING:
         return measure_differencing(url, hdir, which)
-    with sqlanon.connect(url, policy(hdir)) as db:
+    with connect(url, policy(hdir)) as db:
         t0 = time.perf_counter()
         res = db.execute(QUERIES[which])
         wall = time.perf_counter() - t0

@@ -41,7 +41,7 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.helpers import ADULT_COLUMNS, load_table, restricted  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect, load_table, restricted  # noqa: E402
 from tests.servers import local  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "adult"
@@ -140,18 +140,18 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: di
         selected = int(c.execute(sa.text("SELECT COUNT(*) FROM " + table)).scalar())
     engine.dispose()
     t0 = time.perf_counter()
-    runs = []  # (wall, report, rows released); --repeat: warm runs in one process, the fastest reported
+    runs = []  # (wall, report); --repeat: warm runs in one process, the fastest reported
     with sqlanon.connect(login, pol, reader_role=reader) as db:
         t1 = time.perf_counter()
         for _ in range(int(os.environ.get(REPEAT, "1"))):
             start = time.perf_counter()
             res = db.execute(sql)
-            runs.append((time.perf_counter() - start, res.report, sum(r[-1] for r in res.rows)))
-    wall, rep, released = min(runs, key=lambda r: r[0])
+            runs.append((time.perf_counter() - start, res.report))
+    wall, rep = min(runs, key=lambda r: r[0])
     stage = sum(v for k, v in rep.seconds.items() if k in ("pushdown", "anonymize", "verify"))
     return {"seconds": round(stage, 3), "wall": round(wall, 3), "connect": round(t1 - t0, 3),
-            "walls": [round(w, 3) for w, _, _ in runs],
-            "rows_in": selected, "suppressed": selected - released, "kl_sum": round(rep.kl_sum, 4),
+            "walls": [round(w, 3) for w, _ in runs],
+            "rows_in": selected, "suppressed": selected - rep.rows_released, "kl_sum": round(rep.kl_sum, 4),
             "discernibility": rep.discernibility, "classes": rep.classes, "statements": rep.statements,
             "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss()}
 
@@ -195,12 +195,11 @@ PLANNED = ["SELECT * FROM {t} WHERE age BETWEEN 30 AND 50", "SELECT * FROM {t} W
 def measure_planning(url: str, table: str, hdir: str) -> dict:
     """The planner's overhead per query: parse + analyze + the rule (policy naming the method),
     and the same with ``auto``, which adds the pushed-down COUNT(*) the rule reads."""
-    import sqlanon
 
     hp = {c: Path(hdir) / f"{c}.csv" for c in QIS}
     out: dict = {}
     for method in ("mondrian", "auto"):
-        with sqlanon.connect(url, policy(hp, "occupation", {"k": 5, "method": method})) as db:
+        with connect(url, policy(hp, "occupation", {"k": 5, "method": method})) as db:
             times = []
             for q in PLANNED:
                 db.plan(q.format(t=table))  # warm

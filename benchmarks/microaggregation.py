@@ -27,9 +27,8 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import sqlanon  # noqa: E402
 from tests.backends.test_microaggregation import casc_policy, mdav_plus, read_casc, sse_sst  # noqa: E402
-from tests.helpers import load_table  # noqa: E402
+from tests.helpers import connect, load_table  # noqa: E402
 from benchmarks.methods import backend_url, fetch_rows, finish  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
@@ -88,7 +87,7 @@ def main() -> None:
             sql = f"SELECT {', '.join(columns)} FROM {name}"
             for i, k in enumerate(KS):
                 t0 = time.perf_counter()
-                with sqlanon.connect(url, policy=casc_policy(name, columns, {"k": k})) as db:
+                with connect(url, policy=casc_policy(name, columns, {"k": k})) as db:
                     res = db.execute(sql)
                 seconds = time.perf_counter() - t0
                 # the client-side alternative: fetch, then MDAV+ in numpy

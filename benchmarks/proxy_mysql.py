@@ -34,10 +34,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import sqlanon  # noqa: E402
 from benchmarks.proxy_pg import ANONYMIZED, SHARED, adult_policy, peak_kib  # noqa: E402 - one Adult query and policy
 from sqlanon.proxy.users import set_user  # noqa: E402
-from tests.helpers import ADULT_COLUMNS, load_table, read_adult  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect, load_table, read_adult, restricted  # noqa: E402
 from tests.servers import local  # noqa: E402
 
 STREAM = "SELECT id, label, amount, day FROM big"
@@ -56,7 +55,10 @@ def prepare(url: str, rows: int) -> None:
 
 
 def start_proxy(url: str, policy: Path, users: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "sqlanon", "proxy", "--db", url, "--policy", str(policy),
+    # as deployed: an account the database keeps from the protected table, without a catalog here
+    login, reader = restricted(url, policy)
+    proc = subprocess.Popen([sys.executable, "-m", "sqlanon", "--reader-role", reader, "proxy", "--db", login,
+                             "--policy", str(policy), "--without-catalog",
                              "--users", str(users), "--listen-mysql", f"127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     deadline = time.time() + 60
@@ -115,7 +117,7 @@ def anonymized(conn: dict, repeat: int) -> float:
 
 def library(url: str, policy: dict, repeat: int) -> float:
     times = []
-    with sqlanon.connect(url, policy) as db:
+    with connect(url, policy) as db:
         for _ in range(repeat):
             t0 = time.perf_counter()
             db.execute(ANONYMIZED)

@@ -36,9 +36,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import sqlanon  # noqa: E402
 from sqlanon.proxy.users import set_user  # noqa: E402
-from tests.helpers import ADULT_COLUMNS, load_table, read_adult  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect, load_table, read_adult, restricted  # noqa: E402
 from tests.servers import local  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "adult"
@@ -71,7 +70,10 @@ def prepare(url: str, rows: int) -> None:
 
 
 def start_proxy(url: str, policy: Path, users: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "sqlanon", "proxy", "--db", url, "--policy", str(policy),
+    # as deployed: an account the database keeps from the protected table, without a catalog here
+    login, reader = restricted(url, policy)
+    proc = subprocess.Popen([sys.executable, "-m", "sqlanon", "--reader-role", reader, "proxy", "--db", login,
+                             "--policy", str(policy), "--without-catalog",
                              "--users", str(users), "--listen-pg", f"127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     deadline = time.time() + 60
@@ -136,7 +138,7 @@ def anonymized(url: str, policy: dict, conninfo: str, repeat: int) -> dict:
     """The library call and the same query through the proxy, alternately after one warm-up
     each (the load of a shared machine drifts)."""
     lib, proxied = [], []
-    with sqlanon.connect(url, policy) as db, psycopg.connect(conninfo, autocommit=True) as c:
+    with connect(url, policy) as db, psycopg.connect(conninfo, autocommit=True) as c:
         db.execute(ANONYMIZED)
         c.execute(ANONYMIZED).fetchall()
         for _ in range(repeat):

@@ -104,14 +104,14 @@ class RunContext:
                 self._conn.close()
                 self._conn = None
 
-    def relinquish(self) -> None:
+    def relinquish(self, readable: list[str]) -> None:
         """Give up the pipeline's identity: what runs from here on (the finish query, over the
-        released temp tables) runs as the login, which cannot read a protected table — a fault
-        of the analyzer then meets the database's permission error (sqlanon.access)."""
+        ``readable`` temp tables) runs as the login, which cannot read a protected table — a
+        fault of the analyzer then meets the database's permission error (sqlanon.access)."""
         if not self.live or self._relinquished or self.restricted or (self.backend.roles and self.db.reader is None):
             return
         self._relinquished = True
-        for statement in self.backend.relinquish(self._conn, frozenset(self.db.denied), list(self.temp_tables)):
+        for statement in self.backend.relinquish(self._conn, frozenset(self.db.denied), readable):
             self._send(statement, wait=False)
 
     def _resume(self) -> None:

@@ -179,7 +179,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 remember(ctx)
             if into is None:
                 finish = remainder(analysis, release.table, req.k, release.aggregated)
-                ctx.relinquish()
+                ctx.relinquish([release.table])
                 cur = ctx.execute(finish)
                 columns, rows = _fetch(cur)
             else:

@@ -54,8 +54,9 @@ def check_differencing(catalog: Catalog, frag: Fragment, req: Requirement, ctx: 
     for i, (name, mine, persons) in enumerate(frag.selections()):
         _compare(catalog, name, mine, persons, floor, req.difference_window, ctx)
         if rows:
-            keys, n = _compare_rows(catalog, i, name, mine, floor, since, ctx)
-            kept.append((name, keys, n))
+            keys, n, known = _compare_rows(catalog, i, name, mine, floor, since, ctx)
+            if not known:
+                kept.append((name, keys, n))
     return (lambda run: _remember(catalog, kept, since, run)) if rows else None
 
 
@@ -72,11 +73,14 @@ def _catalog_table(catalog: Catalog, t: sa.Table, alias: str | None = None) -> e
 
 
 def _compare_rows(catalog: Catalog, index: int, name: str, mine: exp.Expression | None, floor: int,
-                  since: dt.datetime, ctx: RunContext) -> tuple[str, int]:
+                  since: dt.datetime, ctx: RunContext) -> tuple[str, int, bool]:
     """The selection's rows against the rows every earlier answer in the window selected when
     it was made, the same predicate included: a re-asked query after one insert or deletion
     differs from its earlier answer in that one row (the temporal attack of Sweeney's
-    k-anonymity paper). Returns the temp table of the selection's row digests and their number."""
+    k-anonymity paper). Returns the temp table of the selection's row digests, their number,
+    and whether an earlier answer selected exactly these rows (then nothing new is stored:
+    asking again does not grow the memory). Beyond ``MAX_SELECTIONS`` distinct selections in
+    the window a new one is refused, as by the predicates' check."""
     keys = ctx.create_temp(f"selected_{index}", exp.select(exp.alias_(_key(catalog, name, ctx), "k", quoted=True))
                            .distinct().from_(table(name, name)).where(mine.copy() if mine is not None else exp.true()))
     n = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(keys))) or 0)
@@ -90,6 +94,12 @@ def _compare_rows(catalog: Catalog, index: int, name: str, mine: exp.Expression 
         .where(exp.and_(exp.column("table_name", "s").eq(exp.Literal.string(name)),
                         exp.column("at", "s") >= exp.Literal.string(_stamp(since))))
         .group_by(exp.column("id", "s"), exp.column("rows", "s")))
+    known = any(int(old) == int(shared) == n for old, shared in rows)
+    if not known and len(rows) > MAX_SELECTIONS:
+        raise QueryRejected(
+            "differencing", f"more than {MAX_SELECTIONS} distinct selections over {name} were answered within "
+            "the window, more than a new one can be compared with: ask again with a selection answered before, "
+            "or once older answers have left the window")
     for old, shared in rows:
         if any(0 < d < floor for d in (int(old) - int(shared), n - int(shared))):
             # the message does not say how many rows, nor which answer: both would describe them
@@ -97,7 +107,7 @@ def _compare_rows(catalog: Catalog, index: int, name: str, mine: exp.Expression 
                 "differencing", f"the selection over {name} differs from an earlier answer (rows as selected then; "
                 f"a re-asked query after the table changed included) in fewer than {floor} rows: the two answers "
                 "together would describe those rows")
-    return keys, n
+    return keys, n, known
 
 
 def _remember(catalog: Catalog, kept: list[tuple[str, str, int]], since: dt.datetime, ctx: RunContext) -> None:
