@@ -72,6 +72,10 @@ class MySQLBackend(Backend):
             exp.Anonymous(this="CONCAT_WS", expressions=[exp.Literal.string(","), *lengths])])
         return exp.Unhex(this=exp.MD5(this=encoding))
 
+    def row_digest(self, values: list[exp.Expression]) -> exp.Expression:
+        # the cell key's MD5 of an injective encoding, as 32 hex digits
+        return exp.Hex(this=self.cell_key(values))
+
     def temp_table_properties(self) -> list[exp.Expression]:
         # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.
         # Its default PAGE rows are for crash recovery, which a temp table never needs: DYNAMIC

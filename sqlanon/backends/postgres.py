@@ -27,6 +27,18 @@ def _hash(values: list[exp.Expression]) -> exp.Expression:
     return out if out is not None else exp.Literal.number(0)
 
 
+def _stable_hash(values: list[exp.Expression]) -> exp.Expression:
+    """XOR of 64-bit hashes of the values' text under fixed seeds, one per position: the same
+    row hashes the same in every run (what the catalog keeps of it must compare across runs)."""
+    out: exp.Expression | None = None
+    for i, v in enumerate(values):
+        seed = (0x9E3779B97F4A7C15 * (i + 1)) % (1 << 62)
+        h = exp.func("COALESCE", exp.Anonymous(this="HASHTEXTEXTENDED", expressions=[
+            _bytes_text(v), exp.Literal.number(seed)]), exp.Literal.number(seed ^ 0x5555555555555555))
+        out = h if out is None else exp.BitwiseXor(this=out, expression=h)
+    return out if out is not None else exp.Literal.number(0)
+
+
 def _bytes_text(v: exp.Expression) -> exp.Expression:
     # hashed under "C": a nondeterministic collation would hash 'a' and 'A' alike
     return exp.Collate(this=exp.cast(v.copy(), "TEXT"), expression=exp.to_identifier("C", quoted=True))
@@ -67,6 +79,11 @@ class PostgresBackend(Backend):
         # vs 1.1 s for 1 M rows); a 64-bit hash per column, seeded at random per run and XORed,
         # costs ~0.2 s.
         return _hash(values)
+
+    def row_digest(self, values: list[exp.Expression]) -> exp.Expression:
+        # 64 bits of stable hashes instead of the MD5 of the values' text (Adult, 22,851 rows of
+        # 15 columns: 70 ms -> 23 ms for the selection's digests)
+        return exp.cast(_stable_hash(values), "TEXT")
 
     def loop(self, condition: str, body: list[str], hash_joins: bool = False) -> str | None:
         # An anonymous PL/pgSQL block: one round trip for a loop of hundreds of passes. CTEs over
