@@ -85,12 +85,15 @@ def _compare_rows(catalog: Catalog, index: int, name: str, mine: exp.Expression 
                            .distinct().from_(table(name, name)).where(mine.copy() if mine is not None else exp.true()))
     n = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(keys))) or 0)
     s, r = _catalog_table(catalog, catalog.t.selections, "s"), _catalog_table(catalog, catalog.t.selection_rows, "r")
-    common = exp.Count(this=exp.column("k", "x", quoted=True))
+    # from each of the selection's rows to the stored row of the same digest, through the index
+    # on (selection_id, row_key); the outer join keeps every stored selection when this one is empty
+    common = exp.Count(this=exp.column("row_key", "r"))
     rows = ctx.query(
         exp.select(exp.column("rows", "s"), common).from_(s)
-        .join(r, on=exp.column("selection_id", "r").eq(exp.column("id", "s")), join_type="left")
         .join(exp.Table(this=exp.to_identifier(keys, quoted=True), alias=exp.TableAlias(this=exp.to_identifier("x"))),
-              on=exp.column("k", "x", quoted=True).eq(exp.column("row_key", "r")), join_type="left")
+              on=exp.true(), join_type="left")
+        .join(r, on=exp.and_(exp.column("selection_id", "r").eq(exp.column("id", "s")),
+                             exp.column("row_key", "r").eq(exp.column("k", "x", quoted=True))), join_type="left")
         .where(exp.and_(exp.column("table_name", "s").eq(exp.Literal.string(name)),
                         exp.column("at", "s") >= exp.Literal.string(_stamp(since))))
         .group_by(exp.column("id", "s"), exp.column("rows", "s")))

@@ -10,8 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 from sqlanon.backends.base import Backend
+
+#: a row's digest (Backend.row_digest): text, bytes on MariaDB/MySQL
+ROW_KEY = sa.String(64).with_variant(mysql.VARBINARY(64), "mysql", "mariadb")
 
 #: the newest migration; a catalog at another revision is upgraded or refused, never guessed at
 HEAD = "0002"
@@ -109,7 +113,7 @@ def tables(names: Names) -> Tables:
     selection_rows = sa.Table(
         names("selection_rows"), md,
         sa.Column("selection_id", sa.BigInteger, nullable=False),
-        sa.Column("row_key", sa.String(64), nullable=False),
+        sa.Column("row_key", ROW_KEY, nullable=False),
         sa.Index(names("selection_rows_key"), "selection_id", "row_key"),
     )
     return Tables(policies, releases, audit, selections, selection_rows)

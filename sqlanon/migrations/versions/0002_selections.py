@@ -7,7 +7,11 @@ Create Date: 2026-11-26
 from __future__ import annotations
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from alembic import op
+
+#: a row's digest (Backend.row_digest): text, bytes on MariaDB/MySQL
+ROW_KEY = sa.String(64).with_variant(mysql.VARBINARY(64), "mysql", "mariadb")
 
 revision = "0002"
 down_revision = "0001"
@@ -29,7 +33,7 @@ def upgrade(names) -> None:
     op.create_table(
         names("selection_rows"),
         sa.Column("selection_id", sa.BigInteger, nullable=False),
-        sa.Column("row_key", sa.String(64), nullable=False),
+        sa.Column("row_key", ROW_KEY, nullable=False),
         schema=s,
     )
     op.create_index(names("selection_rows_key"), names("selection_rows"), ["selection_id", "row_key"], schema=s)
