@@ -8,10 +8,12 @@ copied with a primary key, which the row-by-row memory of stored releases needs)
   of every row, union of all releases measured), and a ``--refresh`` of it after 1 % of the rows
   changed;
 - ``log_checks``: a release log of 10,000 releases of the table (written directly, with 10,000
-  distinct predicates inside the difference window), then a selective query answered again and
+  distinct predicates, 400 of them inside the difference window), then a selective query answered again and
   again: the catalog's lookup of earlier selections alone, the whole differencing check (lookup +
   one pass over the table comparing the 50 newest other selections), and the query's time
-  without a catalog.
+  without a catalog;
+- ``answers``: the memory of the rows each answer selected: a selection, the same rows again,
+  another selection, with and without the catalog.
 
 Usage:  python benchmarks/catalog.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m] [--json out.json]
 """
@@ -41,6 +43,8 @@ from sqlanon.catalog.schema import Names, tables  # noqa: E402
 from sqlanon.catalog.store import fingerprint  # noqa: E402
 
 LOG_SIZE = 10_000
+#: log entries inside the difference window (below differencing.MAX_SELECTIONS)
+IN_WINDOW = 400
 REPEAT = 20
 
 
@@ -136,7 +140,10 @@ def fill_log(url: str, table: str) -> None:
         fnlwgt = exp.column("fnlwgt", table=table, quoted=True)
         for i in range(LOG_SIZE):
             pred = db.backend.render(exp.GT(this=fnlwgt.copy(), expression=exp.Literal.number(10_000 + i)))
-            rows.append(dict(at=now - dt.timedelta(seconds=LOG_SIZE - i), client="bench", front_end="library",
+            # the newest below the cap of distinct selections in the window (differencing refuses
+            # beyond it), the rest older than the window: the log is large, the window full
+            age = dt.timedelta(seconds=LOG_SIZE - i) if i >= LOG_SIZE - IN_WINDOW else dt.timedelta(days=2, seconds=-i)
+            rows.append(dict(at=now - age, client="bench", front_end="library",
                              table_name=table, predicate=pred, fingerprint=fingerprint(pred), method="mondrian",
                              parameters="{}", rows_in=0, rows_released=0, rows_suppressed=0, classes=0, report="{}"))
         with db.engine.begin() as c:
@@ -178,6 +185,32 @@ def measure_log_checks(url: str, table: str, hdir: str) -> dict:
     return out
 
 
+def measure_answers(url: str, table: str, hdir: str) -> dict:
+    """The catalog's memory of the rows each answer selected (the temporal attack's defence): a
+    selection answered, the same rows asked again, another selection — with and without the
+    catalog, each the median of three rounds from an empty catalog (milliseconds)."""
+    pol = policy(Path(hdir), table, method="mondrian")
+    queries = {"first": f"SELECT age, education, occupation FROM {table} WHERE age >= 30",
+               "again": f"SELECT age, education, occupation FROM {table} WHERE age >= 30",
+               "other": f"SELECT age, education, occupation FROM {table} WHERE age >= 40"}
+    out: dict = {}
+    for label, catalog in (("without_catalog", False), ("with_catalog", True)):
+        runs: dict[str, list[float]] = {q: [] for q in queries}
+        guards: dict[str, list[float]] = {q: [] for q in queries}
+        for _ in range(3):
+            reset_catalog(url)
+            with connect(url, pol, catalog=catalog) as db:
+                for name, sql in queries.items():
+                    t0 = time.perf_counter()
+                    rep = db.execute(sql).report
+                    runs[name].append(time.perf_counter() - t0)
+                    guards[name].append(rep.seconds.get("guard", 0.0))
+        out[label] = {q: round(1000 * statistics.median(v), 1) for q, v in runs.items()}
+        out[label]["guard_other"] = round(1000 * statistics.median(guards["other"]), 1)
+    reset_catalog(url)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="sqlite,postgresql,mysql")
@@ -193,7 +226,8 @@ def main() -> None:
         for size in a.sizes.split(","):
             table = keyed(url, "adult" if size == "adult" else "adult1m")
             row = {"backend": backend, "table": table, "materialize": measure_materialize(url, table, tmp),
-                   "log_checks": measure_log_checks(url, table, str(tmp))}
+                   "log_checks": measure_log_checks(url, table, str(tmp)),
+                   "answers": measure_answers(url, table, str(tmp))}
             print(json.dumps(row), file=sys.stderr)
             results.append(row)
     finish(results, stops, a.json)
