@@ -35,12 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.methods import QIS, backend_url, finish, hierarchies, prepare  # noqa: E402
-from tests.helpers import ADULT_COLUMNS, connect  # noqa: E402
-
 from sqlanon.backends.connect import open_database  # noqa: E402
 from sqlanon.catalog import migrate  # noqa: E402
 from sqlanon.catalog.schema import Names, tables  # noqa: E402
 from sqlanon.catalog.store import fingerprint  # noqa: E402
+from tests.helpers import ADULT_COLUMNS, connect  # noqa: E402
 
 LOG_SIZE = 10_000
 #: log entries inside the difference window (below differencing.MAX_SELECTIONS)
@@ -139,7 +138,7 @@ def fill_log(url: str, table: str) -> None:
         rows = []
         fnlwgt = exp.column("fnlwgt", table=table, quoted=True)
         for i in range(LOG_SIZE):
-            pred = db.backend.render(exp.GT(this=fnlwgt.copy(), expression=exp.Literal.number(10_000 + i)))
+            pred = db.backend.render(exp.GT(this=fnlwgt.copy(), expression=exp.Literal.number(100_000 + 50 * i)))
             # the newest below the cap of distinct selections in the window (differencing refuses
             # beyond it), the rest older than the window: the log is large, the window full
             age = dt.timedelta(seconds=LOG_SIZE - i) if i >= LOG_SIZE - IN_WINDOW else dt.timedelta(days=2, seconds=-i)

@@ -27,9 +27,9 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.methods import backend_url, fetch_rows, finish  # noqa: E402
 from tests.backends.test_microaggregation import casc_policy, mdav_plus, read_casc, sse_sst  # noqa: E402
 from tests.helpers import connect, load_table  # noqa: E402
-from benchmarks.methods import backend_url, fetch_rows, finish  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 KS = (3, 5, 10)

@@ -16,25 +16,9 @@ from sqlanon.catalog import Catalog, open_catalog
 from sqlanon.catalog.consistency import Consistency
 from sqlanon.catalog.differencing import check_differencing
 from sqlanon.catalog.policies import stored_policy
-from sqlanon.errors import (
-    BackendError,
-    PolicyError,
-    QueryRejected,
-    ReleaseRefused,
-    SqlanonError,
-)
+from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.flow import (
-    Admission,
-    Guard,
-    Result,
-    Target,
-    admit,
-    check,
-    choose,
-    materialize,
-    run,
-)
+from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database

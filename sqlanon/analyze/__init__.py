@@ -14,21 +14,9 @@ from sqlglot.optimizer.merge_subqueries import merge_subqueries
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 
-from sqlanon.analyze.allowlist import (
-    STATISTICS,
-    check_available,
-    check_passthrough,
-    check_protected,
-    construct_name,
-)
+from sqlanon.analyze.allowlist import STATISTICS, check_available, check_passthrough, check_protected, construct_name
 from sqlanon.analyze.joins import check_joins, conjuncts, extending_join, null_extended
-from sqlanon.analyze.linked import (
-    ALIAS,
-    Link,
-    analyze_linked,
-    check_linked,
-    expand_stars,
-)
+from sqlanon.analyze.linked import ALIAS, Link, analyze_linked, check_linked, expand_stars
 from sqlanon.analyze.names import base_tables
 from sqlanon.backends.connect import Database
 from sqlanon.errors import QueryRejected

@@ -8,13 +8,7 @@ from sqlglot import exp
 
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
-from sqlanon.hierarchy import (
-    DateHierarchy,
-    IntervalHierarchy,
-    MaskHierarchy,
-    SuppressHierarchy,
-    TaxonomyHierarchy,
-)
+from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, MaskHierarchy, SuppressHierarchy, TaxonomyHierarchy
 from sqlanon.sql.templates import col
 from tests.helpers import connect, load_table
 

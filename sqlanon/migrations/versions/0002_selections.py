@@ -7,8 +7,8 @@ Create Date: 2026-11-26
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
 from alembic import op
+from sqlalchemy.dialects import mysql
 
 #: a row's digest (Backend.row_digest): text, bytes on MariaDB/MySQL
 ROW_KEY = sa.String(64).with_variant(mysql.VARBINARY(64), "mysql", "mariadb")
