@@ -3,17 +3,21 @@ refusal when the analyzer is sabotaged, and a proxy that will not start on an ac
 protected tables or without a catalog."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import psycopg
 import pymysql
 import pytest
+import sqlalchemy as sa
 
 from sqlanon import flow
 from sqlanon.analyze import Analysis
 from sqlanon.errors import SqlanonError
 from sqlanon.proxy.server import Proxy, ProxyConfig
+from tests.helpers import connect
 from tests.never_pass import corpus, leaks
-from tests.proxy.mysql_harness import env  # noqa: F401 - fixture
-from tests.proxy.pg_support import pg_proxy  # noqa: F401 - fixture
+from tests.proxy.mysql_harness import RunningProxy, env  # noqa: F401 - fixture
+from tests.proxy.pg_support import pg_proxy, start_proxy  # noqa: F401 - fixture
 from tests.servers.local import free_port
 
 
@@ -101,3 +105,65 @@ def test_proxy_refuses_to_serve_protected_tables_without_a_catalog(env):
         Proxy(ProxyConfig(config.url, config.policy, config.users, reader_role=config.reader_role,
                           listen_mysql=("127.0.0.1", free_port())))
     assert "only with a catalog" in e.value.message
+
+
+# -- the temporal attack through each proxy, with a catalog (last: the catalog stays in the
+#    module's database) ------------------------------------------------------------------------
+NEWCOMER = ("Nora Neu", 40, "weiblich", "18540", "deutsch", "Asthma")
+TEMPORAL = "SELECT age, zip, disease FROM patients WHERE zip LIKE '185%'"
+
+
+def _change(url: str, sql: str, params: dict) -> None:
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        c.execute(sa.text(sql), params)
+    engine.dispose()
+
+
+def _add_newcomer(url: str) -> None:
+    _change(url, "INSERT INTO patients (name, age, sex, zip, nationality, disease) VALUES (:n, :a, :s, :z, :c, :d)",
+            dict(zip("naszcd", NEWCOMER)))
+
+
+def _remove_newcomer(url: str) -> None:
+    _change(url, "DELETE FROM patients WHERE name = :n", {"n": NEWCOMER[0]})
+
+
+def test_pg_proxy_refuses_a_query_asked_again_after_an_insert(pg_proxy):
+    connect(pg_proxy.db_url, pg_proxy.policy, catalog=True).close()
+    proxy, port = start_proxy(pg_proxy, without_catalog=False)
+    try:
+        with replace(pg_proxy, port=port).connect() as c:
+            assert c.execute(TEMPORAL).fetchall()
+            assert c.execute(TEMPORAL).fetchall()  # the same rows again
+            _add_newcomer(pg_proxy.db_url)
+            try:
+                with pytest.raises(psycopg.errors.InsufficientPrivilege, match="differencing"):
+                    c.execute(TEMPORAL).fetchall()
+            finally:
+                _remove_newcomer(pg_proxy.db_url)
+    finally:
+        proxy.stop()
+
+
+def test_mysql_proxy_refuses_a_query_asked_again_after_an_insert(env):
+    config = env.proxy.proxy.config
+    connect(env.url, config.policy, catalog=True).close()
+    other = RunningProxy(ProxyConfig(config.url, config.policy, config.users, reader_role=config.reader_role,
+                                     listen_mysql=("127.0.0.1", free_port())))
+    try:
+        c = env.connect(port=other.port)
+        try:
+            with c.cursor() as cur:
+                cur.execute(TEMPORAL)
+                assert cur.fetchall()
+                _add_newcomer(env.url)
+                try:
+                    with pytest.raises(pymysql.MySQLError, match="differencing"):
+                        cur.execute(TEMPORAL)
+                finally:
+                    _remove_newcomer(env.url)
+        finally:
+            c.close()
+    finally:
+        other.stop()
