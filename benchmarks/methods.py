@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from tests.helpers import ADULT_COLUMNS, connect, load_table, restricted  # noqa: E402
 from tests.servers import local  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "adult"
+SHARED = ROOT / "data" / "adult"
 #: environment variable that tells a measuring child how many runs to time (--repeat)
 REPEAT = "SQLANON_BENCH_REPEAT"
 QIS = ["age", "education", "marital_status", "race", "sex", "native_country"]

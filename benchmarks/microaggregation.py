@@ -31,7 +31,7 @@ from benchmarks.methods import backend_url, fetch_rows, finish  # noqa: E402
 from tests.backends.test_microaggregation import casc_policy, mdav_plus, read_casc, sse_sst  # noqa: E402
 from tests.helpers import connect, load_table  # noqa: E402
 
-SHARED = ROOT.parent / "shared"
+SHARED = ROOT / "data"
 KS = (3, 5, 10)
 #: IL (%) commonly cited for MDAV on these data sets, k = 3, 5, 10 (issue 3)
 CITED = {"census": (5.7, 9.1, 14.1), "tarragona": (16.9, 22.5, 33.2)}

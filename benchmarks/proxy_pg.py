@@ -40,7 +40,7 @@ from sqlanon.proxy.users import set_user  # noqa: E402
 from tests.helpers import ADULT_COLUMNS, connect, load_table, read_adult, restricted  # noqa: E402
 from tests.servers import local  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "adult"
+SHARED = ROOT / "data" / "adult"
 ANONYMIZED = "SELECT * FROM adult WHERE age BETWEEN 30 AND 50"
 PASSWORD = "bench"
 

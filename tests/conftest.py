@@ -20,7 +20,8 @@ from tests.helpers import drop_logins
 from tests.servers import docker, local
 
 ALL = ("sqlite", "postgresql", "mysql")
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+#: the data sets the tests read, shipped with the repository (data/README.md)
+DATASETS = Path(__file__).resolve().parent.parent / "data"
 _counter = itertools.count()
 
 
@@ -113,17 +114,18 @@ def db_url(backend: str, servers: ServerPool, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"shared data not found at {SHARED}", pytrace=False)
-    return SHARED
+def datasets() -> Path:
+    if not DATASETS.is_dir():
+        pytest.fail(f"the repository's data sets are missing: {DATASETS}", pytrace=False)
+    return DATASETS
 
 
 @pytest.fixture(scope="module")
-def adult_url(backend: str, servers: ServerPool, shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def adult_url(backend: str, servers: ServerPool, datasets: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """UCI Adult ('?' as NULL) in a database of its own, loaded once per test module."""
     from tests.helpers import ADULT_COLUMNS, load_table, read_adult
 
     with fresh_database(backend, servers, tmp_path_factory.mktemp("adult")) as url:
-        load_table(url, "adult", ADULT_COLUMNS, read_adult(shared / "data" / "adult" / "adult.data"))
+        load_table(url, "adult", ADULT_COLUMNS, read_adult(datasets / "adult" / "adult.data"))
         yield url

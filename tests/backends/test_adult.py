@@ -32,8 +32,8 @@ SUBQUERIES = [  # Abbildungen 32–33: MIN and MAX of the protected table point 
 ]
 
 
-def policy(shared, protect):
-    h = shared / "data" / "adult" / "hierarchies"
+def policy(datasets, protect):
+    h = datasets / "adult" / "hierarchies"
     return {"tables": {"adult": {
         "quasi_identifiers": {
             "age": {"type": "taxonomy", "file": str(h / "adult_hierarchy_age.csv")},
@@ -49,8 +49,8 @@ def policy(shared, protect):
 
 @pytest.mark.parametrize("protect", ["all", [">50K"]], ids=["protect-all", "protect->50K"])
 @pytest.mark.parametrize("sql,where,selected,prototype", QUERIES, ids=[q[0].split("WHERE ")[1] for q in QUERIES])
-def test_evaluation_query(adult_url, shared, sql, where, selected, prototype, protect):
-    with connect(adult_url, policy=policy(shared, protect)) as db:
+def test_evaluation_query(adult_url, datasets, sql, where, selected, prototype, protect):
+    with connect(adult_url, policy=policy(datasets, protect)) as db:
         res = db.execute(sql)
     cols = res.columns
     assert "age" in cols and "income" in cols
@@ -61,7 +61,7 @@ def test_evaluation_query(adult_url, shared, sql, where, selected, prototype, pr
     suppressed = selected - len(res.rows)
     assert_alpha_k(res.rows, qi=[cols.index("age"), cols.index("education"), cols.index("fnlwgt")],
                    sens=cols.index("income"), k=2, alpha=0.5, protect=None if protect == "all" else protect)
-    incomes = Counter(r[14] for r in read_adult(shared / "data" / "adult" / "adult.data") if where(r[0]))
+    incomes = Counter(r[14] for r in read_adult(datasets / "adult" / "adult.data") if where(r[0]))
     if protect == "all":
         # With α = 0.5 on both income values every class must be half and half, so at least
         # |#<=50K - #>50K| rows must go; the prototype's counts are exactly this bound.
@@ -72,19 +72,19 @@ def test_evaluation_query(adult_url, shared, sql, where, selected, prototype, pr
 
 
 @pytest.mark.parametrize("sql,construct", SUBQUERIES)
-def test_subqueries_that_single_out_a_person_are_rejected(adult_url, shared, sql, construct):
-    with connect(adult_url, policy=policy(shared, "all")) as db:
+def test_subqueries_that_single_out_a_person_are_rejected(adult_url, datasets, sql, construct):
+    with connect(adult_url, policy=policy(datasets, "all")) as db:
         with pytest.raises(sqlanon.QueryRejected) as e:
             db.execute(sql)
     assert e.value.construct == construct
 
 
-def test_a_whole_table_average_selects_rows_inside_the_pushdown(adult_url, shared):
+def test_a_whole_table_average_selects_rows_inside_the_pushdown(adult_url, datasets):
     """Abbildung 31: the rows younger than the average age, anonymized like any selection."""
-    source = read_adult(shared / "data" / "adult" / "adult.data")
+    source = read_adult(datasets / "adult" / "adult.data")
     mean = sum(r[0] for r in source) / len(source)
     selected = [r for r in source if r[0] < mean]
-    with connect(adult_url, policy=policy(shared, [">50K"])) as db:
+    with connect(adult_url, policy=policy(datasets, [">50K"])) as db:
         res = db.execute("SELECT * FROM adult WHERE age < (SELECT avg(age) FROM adult)")
     assert about(res.report.rows_in, len(selected)) and len(res.rows) <= len(selected)
     cols = res.columns
@@ -92,7 +92,7 @@ def test_a_whole_table_average_selects_rows_inside_the_pushdown(adult_url, share
                    sens=cols.index("income"), k=2, alpha=0.5, protect=[">50K"])
 
 
-def test_class_ids_written_as_text(adult_url, shared, monkeypatch):
+def test_class_ids_written_as_text(adult_url, datasets, monkeypatch):
     """Where the codes of every quasi-identifier do not fit one 62-bit integer, the search names
     each class by the codes' text. The release is (α,k)-anonymous by the independent check,
     accounts for every selected row, and suppresses as few as with packed integers (the order
@@ -102,7 +102,7 @@ def test_class_ids_written_as_text(adult_url, shared, monkeypatch):
     sql = "SELECT age, education, fnlwgt, income FROM adult WHERE age BETWEEN 30 AND 40"
 
     def run() -> tuple[int, str]:
-        with connect(adult_url, policy=policy(shared, [">50K"])) as db:
+        with connect(adult_url, policy=policy(datasets, [">50K"])) as db:
             res = db.execute(sql)
             plan = db.explain(sql)
         assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5, protect=[">50K"])

@@ -9,6 +9,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -171,7 +172,7 @@ def test_policy_errors_name_what_is_wrong():
             sqlanon.policy.load_policy(base)
 
 
-ARX = "../shared/data/toy/arx"
+ARX = Path(__file__).resolve().parents[2] / "data" / "toy" / "arx"
 #: Li, Li & Venkatasubramanian 2007, Table 4 (the seed's reshuffled table). The paper calls it
 #: 0.278-close on Disease; its own cost formula on its own tree (the ARX file has the same shape)
 #: gives 7/27, 8/27 and 5/27 for the three classes (worked by hand for {gastritis, flu,
@@ -239,7 +240,7 @@ def test_hierarchical_emd_of_li_et_al_table_4(db_url):
 
 @pytest.mark.parametrize("method", ["sabre", "mondrian"])
 def test_t_closeness_table_of_li_et_al_is_released_within_t(db_url, method):
-    """ARX's copy of Li et al.'s Table 3 (../shared/data/toy/arx/test2.csv), QIs ZIP code and
+    """ARX's copy of Li et al.'s Table 3 (data/toy/arx/test2.csv), QIs ZIP code and
     age with their ARX hierarchies, t = 0.3 on Disease with the hierarchical distance: every
     released class is within t by this file's own EMD, and nothing is suppressed."""
     import csv

@@ -74,11 +74,11 @@ def test_the_cli_materializes(db_url, tmp_path):
 
 
 @pytest.mark.slow
-def test_adult_round_trip_materialize_then_check(adult_url, shared, tmp_path):
+def test_adult_round_trip_materialize_then_check(adult_url, datasets, tmp_path):
     """The whole of Adult stored once (Mondrian, k=5, l=3 on occupation), then measured as it is
     stored by ``sqlanon check`` — which knows nothing of how it was made — and by the plain-Python
     checker; a table that was not anonymized fails the same check."""
-    h = shared / "data" / "adult" / "hierarchies"
+    h = datasets / "adult" / "hierarchies"
     qis = ["age", "education", "marital_status", "sex"]
     pol = {"tables": {"adult": {
         "quasi_identifiers": {q: {"type": "taxonomy", "file": str(h / f"adult_hierarchy_{q.replace('_', '-')}.csv")}

@@ -15,8 +15,8 @@ from sqlanon.policy import load_policy
 from tests.helpers import connect, load_table
 
 
-def read_casc(shared: Path, name: str) -> tuple[list[str], np.ndarray]:
-    with open(shared / "data" / "casc" / f"{name}.csv", newline="") as f:
+def read_casc(datasets: Path, name: str) -> tuple[list[str], np.ndarray]:
+    with open(datasets / "casc" / f"{name}.csv", newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
         data = np.array([[float(v) for v in row] for row in reader])
@@ -74,8 +74,8 @@ def casc_policy(table: str, columns: list[str], privacy: dict) -> dict:
 
 
 @pytest.mark.parametrize("name", ["census", "tarragona"])
-def test_mdav_matches_the_numpy_oracle(db_url, shared, name):
-    columns, data = read_casc(shared, name)
+def test_mdav_matches_the_numpy_oracle(db_url, datasets, name):
+    columns, data = read_casc(datasets, name)
     load_table(db_url, name, [(c, "float") for c in columns], data.tolist())
     sql = f"SELECT {', '.join(columns)} FROM {name}"
     for k in (3, 5, 10):

@@ -68,8 +68,8 @@ def test_one_sensitive_attribute_per_release(db_url):
 
 
 @pytest.mark.slow
-def test_adult_with_l_diversity(adult_url, shared):
-    h = shared / "data" / "adult" / "hierarchies"
+def test_adult_with_l_diversity(adult_url, datasets):
+    h = datasets / "adult" / "hierarchies"
     qis = ["age", "education", "marital_status", "sex"]
     pol = {"tables": {"adult": {
         "quasi_identifiers": {q: {"type": "taxonomy", "file": str(h / f"adult_hierarchy_{q.replace('_', '-')}.csv")} for q in qis},
@@ -78,7 +78,7 @@ def test_adult_with_l_diversity(adult_url, shared):
     with connect(adult_url, policy=pol) as db:
         res = db.execute("SELECT age, education, marital_status, sex, income FROM adult "
                          "WHERE age BETWEEN 30 AND 50")
-    selected = [r for r in read_adult(shared / "data" / "adult" / "adult.data") if 30 <= r[0] <= 50]
+    selected = [r for r in read_adult(datasets / "adult" / "adult.data") if 30 <= r[0] <= 50]
     assert len(res.rows) == len(selected) == 16390
     assert Counter(r[4] for r in res.rows) == Counter(r[14] for r in selected)
     found = classes(res.rows, qi=(0, 1, 2, 3), sens=4)

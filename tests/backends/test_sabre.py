@@ -34,11 +34,11 @@ def equal_emd(counts: Counter, whole: Counter) -> float:
 
 
 @pytest.mark.slow
-def test_adult_k5_l3_t02(adult_url, shared):
+def test_adult_k5_l3_t02(adult_url, datasets):
     """The issue's configuration: QI age, education, marital status, race, sex, native country;
     sensitive occupation; k=5, l=3, t=0.2 — where anjana suppressed every row and anonypy
     returned t=0.43."""
-    h = shared / "data" / "adult" / "hierarchies"
+    h = datasets / "adult" / "hierarchies"
     pol = {"tables": {"adult": {
         "quasi_identifiers": {q: {"type": "taxonomy", "file": str(h / f"adult_hierarchy_{q.replace('_', '-')}.csv")}
                               for q in ADULT_QIS},
@@ -46,7 +46,7 @@ def test_adult_k5_l3_t02(adult_url, shared):
         "privacy": {"method": "sabre", "k": 5, "l": 3, "t": 0.2, "max_suppression": 0}}}}
     with connect(adult_url, policy=pol) as db:
         res = db.execute(f"SELECT {', '.join(ADULT_QIS)}, occupation FROM adult")
-    source = read_adult(shared / "data" / "adult" / "adult.data")
+    source = read_adult(datasets / "adult" / "adult.data")
     whole = Counter(r[6] for r in source)
     assert len(res.rows) == len(source) and Counter(r[6] for r in res.rows) == whole
     classes = by_class(res.rows, range(6), 6)

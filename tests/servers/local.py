@@ -1,6 +1,6 @@
 """Start real PostgreSQL and MariaDB servers from local binaries in a temp directory.
 
-Recipes from ../shared/design/NOTES.md: PostgreSQL refuses to run as root, so it runs as the
+PostgreSQL refuses to run as root, so it runs as the
 ``postgres`` user from a directory that user can enter; MariaDB runs as root with a fresh
 datadir and utf8mb4 as the server character set (its default collation stays case-insensitive,
 as users' servers have it).

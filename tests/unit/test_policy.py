@@ -94,8 +94,8 @@ def test_taxonomy_must_be_a_tree(rows, words):
         TaxonomyHierarchy(rows)
 
 
-def test_arx_hierarchies_of_adult_load(shared):
-    for f in (shared / "data" / "adult" / "hierarchies").glob("*.csv"):
+def test_arx_hierarchies_of_adult_load(datasets):
+    for f in (datasets / "adult" / "hierarchies").glob("*.csv"):
         h = TaxonomyHierarchy.from_csv(f)
         assert h.height >= 1 and h.top_label == "*"
 
