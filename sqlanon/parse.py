@@ -41,6 +41,14 @@ def _depth(e: exp.Expression) -> int:
     return deepest
 
 
+def _syntax_error(e: ParseError) -> str:
+    """Where the parser stopped, in the user's words: sqlglot's own message names its classes."""
+    first = e.errors[0] if e.errors else {}
+    where = f" at line {first['line']}, column {first['col']}" if first.get("line") else ""
+    near = (first.get("start_context") or "")[-30:] + (first.get("highlight") or "")
+    return f"syntax error{where}" + (f", after {near.strip()!r}" if near.strip() else "")
+
+
 def parse(sql: str, dialect: str) -> Parsed:
     if not isinstance(sql, str) or not sql.strip():
         raise QueryRejected("empty statement")
@@ -52,7 +60,9 @@ def parse(sql: str, dialect: str) -> Parsed:
         raise QueryRejected("statement too complex", "too many parentheses")
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect, error_level=sqlglot.ErrorLevel.RAISE) if t is not None]
-    except (ParseError, TokenError) as e:
+    except ParseError as e:
+        raise QueryRejected("unparsable SQL", _syntax_error(e)) from None
+    except TokenError as e:
         raise QueryRejected("unparsable SQL", str(e).splitlines()[0]) from None
     except RecursionError:
         raise QueryRejected("statement too complex", "nesting too deep") from None

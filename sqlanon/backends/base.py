@@ -64,6 +64,11 @@ class Backend:
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
 
+    def unsupported(self) -> str | None:
+        """Why sqlanon cannot serve this server (its version, its product), or None: asked once
+        at connect, so that a pipeline never fails half-way for a reason known in advance."""
+        return None
+
     @property
     def presorts_aggregates(self) -> bool:
         """The planner may feed an aggregate the rows in the order another aggregate of the same

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -151,6 +152,9 @@ def open_database(url: str, reader: str | None = None) -> Database:
     cls = REGISTRY.get(family)
     if cls is None:
         raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb)")
+    if family == "sqlite" and u.database not in (None, "", ":memory:") and not Path(u.database).is_file():
+        # SQLite would create an empty file: a mistyped path is no database to anonymize
+        raise BackendError(f"no SQLite database at {u.database}: sqlanon opens existing databases only")
     engine = sa.create_engine(u, **_engine_options(u))
     backend = cls()
 
@@ -169,6 +173,9 @@ def open_database(url: str, reader: str | None = None) -> Database:
     # Session settings depend on the server (MariaDB or MySQL): every pooled connection from
     # here on gets them; the probe connection above is closed, never reused.
     engine.dispose()
+    why = backend.unsupported()
+    if why is not None:
+        raise BackendError(f"{u.render_as_string(hide_password=True)}: {why}")
     role = reader if backend.roles else None
 
     @sa.event.listens_for(engine, "connect")

@@ -8,6 +8,7 @@ There is no MariaDB dialect in sqlglot; both use ``mysql``. Differences that mat
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlglot import exp
@@ -36,6 +37,15 @@ class MySQLBackend(Backend):
     @property
     def product(self) -> str:
         return "MariaDB" if self.is_mariadb else "MySQL"
+
+    def unsupported(self) -> str | None:
+        if not self.is_mariadb:
+            return ("MySQL is not supported yet: pipeline statements open a temporary table twice, which MySQL "
+                    "refuses (error 1137); use MariaDB 10.6 or later")
+        found = re.match(r"(\d+)\.(\d+)", self.server_version)
+        if found and (int(found.group(1)), int(found.group(2))) < (10, 6):
+            return f"MariaDB {found.group(0)} is older than 10.6, the oldest sqlanon supports"
+        return None
 
     @property
     def binary_collation(self) -> str:

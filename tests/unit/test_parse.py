@@ -30,3 +30,12 @@ def test_opaque_command_is_rejected():
 
 def test_one_select_parses():
     assert parse("SELECT a FROM t WHERE b = 1;", "mysql").tree.key == "select"
+
+
+@pytest.mark.parametrize("sql,where", [("SELECT * FROM t WHERE a >", "line 1, column 25"), ("SELECT (", "column 8")])
+def test_a_syntax_error_says_where_in_the_users_words(sql, where):
+    """Not the parser's internals: it used to say "missing for <class 'sqlglot.expressions.core.GT'>"."""
+    with pytest.raises(QueryRejected) as e:
+        parse(sql, "postgres")
+    assert e.value.construct == "unparsable SQL" and where in e.value.message
+    assert "sqlglot" not in e.value.message and "class" not in e.value.message
