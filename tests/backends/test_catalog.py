@@ -102,6 +102,9 @@ def smallest_class(rows: list[tuple]) -> int:
 
 # -- migrations -------------------------------------------------------------------------------
 def test_migrations_up_and_down_match_the_running_schema(db_url):
+    engine = sa.create_engine(db_url)  # an empty database (SQLite: its file; sqlanon opens no missing one)
+    engine.connect().close()
+    engine.dispose()
     db = open_database(db_url)
     try:
         assert migrate.current(db) is None and open_catalog(db) is None
