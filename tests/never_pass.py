@@ -3,7 +3,7 @@ an answer: plain Python over what a client receives, independent of sqlanon's an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import sqlglot
 
@@ -39,3 +39,14 @@ def leaks(rows: Iterable[Sequence[Any]]) -> list[str]:
             if {str(p[1]), p[3], p[5]} <= cells:
                 found.append(f"raw row of {p[0]} in {row!r}")
     return found
+
+
+def check_corpus(answer: Callable[[str], list], statements: list[str]) -> None:
+    """Every statement's answer (``answer`` returns no rows where it is refused) leaks nothing,
+    and the accepted ones at the end of the corpus do come back."""
+    answered = 0
+    for sql in statements:
+        rows = answer(sql)
+        assert not leaks(rows), sql
+        answered += bool(rows)
+    assert answered >= 3
