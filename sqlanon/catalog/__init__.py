@@ -1,5 +1,5 @@
 """sqlanon's own tables inside the target database: policies (versioned), the release log and the
-audit log, created and upgraded by the Alembic migrations in ``sqlanon/migrations/``.
+audit log, created and upgraded by the Alembic migrations in ``migrations/``.
 
 Imports the core (backends, policy, errors) and nothing of the front-ends.
 """

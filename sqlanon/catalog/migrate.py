@@ -6,8 +6,6 @@ with their rows: only ``sqlanon db downgrade`` does that, never the library.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
@@ -16,8 +14,9 @@ from alembic.script import ScriptDirectory
 
 from sqlanon.backends.connect import Database
 from sqlanon.catalog.schema import Names
+from sqlanon.resources import data_dir
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "migrations"
+SCRIPTS = data_dir("migrations")
 
 
 def _config(conn: sa.Connection, names: Names) -> Config:

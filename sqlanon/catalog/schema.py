@@ -1,6 +1,6 @@
 """The catalog's tables as the running code reads and writes them.
 
-The migrations in ``sqlanon/migrations/versions/`` create them; these definitions must match the
+The migrations in ``migrations/versions/`` create them; these definitions must match the
 head revision (a test compares them with what the migrations built). Where the database has
 schemas the tables live in schema ``sqlanon``; elsewhere beside the user's tables, with the
 prefix ``sqlanon_`` — names the analyzer never resolves, so no query can read the catalog.

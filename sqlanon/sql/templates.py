@@ -8,13 +8,14 @@ result is a sqlglot expression the backend writes in its dialect.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Union
 
 import sqlglot
 from sqlglot import exp
 
-ROOT = Path(__file__).resolve().parent.parent / "sql_templates"
+from sqlanon.resources import data_dir
+
+ROOT = data_dir("sql_templates")
 
 Value = Union[str, exp.Expression, "Owned", list]
 
