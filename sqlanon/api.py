@@ -120,7 +120,7 @@ class Session:
     def plan(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
              t: float | None = None, method: str | None = None) -> Plan | None:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired
-        (seed 001 §5); None when it reads no protected table. Sends only a COUNT(*)."""
+        (John's thesis, §5); None when it reads no protected table. Sends only a COUNT(*)."""
         return choose(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method))
 
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,

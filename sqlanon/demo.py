@@ -1,4 +1,4 @@
-"""The demo database: seed 001's patient table (Tabelle 1), a synthetic clinic table, and the
+"""The demo database: the patient table of John's thesis (Table 1), a synthetic clinic table, and the
 clinic patients' hospital stays (one to four each): a join of two protected tables.
 
 Everything is generated here, so ``sqlanon demo`` needs no server and no download.

@@ -270,7 +270,7 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
 
 def _store(into: Target, frag: Fragment, released: str, ctx: RunContext) -> None:
     """The release as a table of its own, rows inserted in random order (no order that follows
-    the source: unsorted matching, seed 002), and the view over it. A refresh replaces the rows
+    the source: unsorted matching, Sweeney 2002), and the view over it. A refresh replaces the rows
     of the earlier release's table in one transaction; its view stays as it is."""
     columns = [col(c) for c in frag.released_columns]
     rows = exp.select(*columns).from_(table(released)).order_by(exp.Rand())

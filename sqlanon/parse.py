@@ -1,7 +1,7 @@
 """Stage 1: bound the input, parse exactly one statement in the target dialect, or reject.
 
 A parser failure is a rejection, never a pass-through. Input is bounded before parsing because
-sqlglot's recursion and qualification cost grow steeply with nesting and term count (NOTES.md).
+sqlglot's recursion and qualification cost grow steeply with nesting and term count.
 """
 from __future__ import annotations
 

@@ -235,19 +235,19 @@ def _check_generalized_use(c: exp.Column, tp: TablePolicy) -> None:
                             "defined for interval hierarchies (midpoints) and group means only")
 
 
-#: aggregates of a whole protected table that a WHERE clause may compare with (seed 001 Abb. 31)
+#: aggregates of a whole protected table that a WHERE clause may compare with (John's thesis, Figure 31)
 WHOLE_TABLE_AGGREGATES = (exp.Avg, exp.Sum, exp.Count, exp.Stddev, exp.StddevPop, exp.StddevSamp,
                           exp.Variance, exp.VariancePop)
 
 
 def _whole_table_aggregates(tree: exp.Expression, tp: TablePolicy) -> list[exp.Subquery]:
     """Scalar subqueries in the WHERE clause that aggregate the whole protected table, as in
-    ``WHERE age < (SELECT AVG(age) FROM adult)`` (seed 001 Abbildungen 21, 31).
+    ``WHERE age < (SELECT AVG(age) FROM adult)`` (John's thesis, Figures 21, 31).
 
     Such an aggregate is no release of rows: the pushdown computes it on the stored values
     inside the database, and only the rows it selects are anonymized. It must cover the whole
     table — a WHERE, GROUP BY or LIMIT could narrow it to a few people — and MIN and MAX are
-    refused: each is one person's value (Abbildungen 32, 33). Any other subquery is left for
+    refused: each is one person's value (Figures 32, 33). Any other subquery is left for
     the allowlist to reject."""
     where = tree.args.get("where") if isinstance(tree, exp.Select) else None
     out: list[exp.Subquery] = []

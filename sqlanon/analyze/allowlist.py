@@ -21,7 +21,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     exp.Join,  # joins with unprotected tables (analyze/joins.py checks the kind)
 )
 
-#: the SQL:2003 statistics aggregates (seed 001 Tabellen 7–8), where the backend has them
+#: the SQL:2003 statistics aggregates (John's thesis, Tables 7–8), where the backend has them
 #: (``Backend.missing_aggregates``); two-argument ones take (Y, X)
 STATISTICS: tuple[type[exp.AggFunc], ...] = (
     exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop, exp.CovarPop, exp.CovarSamp,

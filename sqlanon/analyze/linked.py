@@ -1,4 +1,4 @@
-"""Joins of protected tables with each other: one release of the joined rows (seed 001 §5).
+"""Joins of protected tables with each other: one release of the joined rows (John's thesis, §5).
 
 ``SELECT p.age, v.diagnosis FROM patients p JOIN visits v ON v.patient_id = p.id`` is
 anonymized as one table whose rows are the join's: the join and every condition run in the

@@ -1,7 +1,8 @@
 """(α,k)-anonymity by progressive local recoding, inside the database.
 
 Wong, Li, Fu, Wang: (α,k)-anonymous data publishing, J. Intell. Inf. Syst. 33(2), 2009;
-seed 001 §3.2, Abbildung 13, and the prototype of §6.2.
+Bodo John, Vergleichende Analyse von Datenschutzalgorithmen und -konzepten (Universität
+Rostock, 2016), §3.2, Figure 13, and its prototype of §6.2.
 
 The search runs on the frequency table of the selection (one row per QI tuple and sensitive
 value, with its count), because every recoding decision depends only on those counts. It reads

@@ -1,4 +1,4 @@
-"""SABRE for t-closeness (Cao, Karras, Kalnis, Tan 2011; seed 001 §3.5, Abbildung 17), inside
+"""SABRE for t-closeness (Cao, Karras, Kalnis, Tan 2011; John's thesis, Figure 17), inside
 the database, on the frequency table (anonymize/frequency.py).
 
 1. Bucketization: the sensitive attribute's values are split into buckets. With the equal or

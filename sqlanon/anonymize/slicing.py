@@ -1,4 +1,4 @@
-"""Slicing (Li, Li, Zhang, Molloy, TKDE 2012; seed 001 §2.4 with the SQL of Abbildungen 3–4).
+"""Slicing (Li, Li, Zhang, Molloy, TKDE 2012; Grunert & Heuer's SQL, John's thesis, Figures 3–4).
 
 The selection is split vertically into column groups and horizontally into buckets; inside each
 bucket every column group but one is permuted on its own (the one left keeps its rows' order:
@@ -279,7 +279,7 @@ class Slicing:
 
     def _joined(self, frag: Fragment, rows: exp.Select, bucket: exp.Expression, buckets: int, n: int,
                 groups: list[tuple[str, ...]], keys: list[exp.Expression], ctx: RunContext) -> str:
-        """The release as seed 001 Abbildung 4 builds it: each column group numbered in its own
+        """The release as Grunert & Heuer's SQL builds it: each column group numbered in its own
         random order inside each bucket (slicing/permuted.sql), the groups joined again on
         (bucket, number). The widest group keeps the order of the rows, numbered with them
         (``srows``): the other groups' shuffles make the links random, and it spares a sort

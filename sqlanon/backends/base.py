@@ -32,7 +32,7 @@ class Backend:
     catalog_schema: ClassVar[str | None] = None
     #: prefix of the catalog's table names beside the user's tables (none inside its own schema)
     catalog_prefix: ClassVar[str] = "sqlanon_"
-    #: SQL:2003 statistics aggregates (seed 001 Tabellen 7–8) the database does not have: a
+    #: SQL:2003 statistics aggregates (John's thesis, Tables 7–8) the database does not have: a
     #: query over a protected table that uses one is rejected by name, not sent to fail
     missing_aggregates: ClassVar[tuple[type[exp.AggFunc], ...]] = ()
     #: FULL OUTER JOIN exists

@@ -2,7 +2,7 @@
 
 There is no MariaDB dialect in sqlglot; both use ``mysql``. Differences that matter here:
 - collation: the default ``utf8mb4_general_ci`` merges 'ABC', 'abc' and 'abc  ' in GROUP BY, so
-  every class is formed on text converted to a binary, NO PAD collation (NOTES.md);
+  every class is formed on text converted to a binary, NO PAD collation;
 - a temporary table is dropped with DROP TEMPORARY TABLE, which never touches a base table;
 - no COVAR_*, CORR or REGR_* aggregates, no FULL OUTER JOIN.
 """
@@ -89,7 +89,7 @@ class MySQLBackend(Backend):
         return self.cell_key(values)
 
     def temp_table_properties(self) -> list[exp.Expression]:
-        # InnoDB temp tables cost ~7x PostgreSQL's (NOTES.md); Aria keeps TEXT columns and is faster.
+        # InnoDB temp tables cost ~7x PostgreSQL's; Aria keeps TEXT columns and is faster.
         # Its default PAGE rows are for crash recovery, which a temp table never needs: DYNAMIC
         # rows write 1 M pushed-down rows in 2.7 s instead of 3.2-3.6 s, read as fast.
         if not self.is_mariadb:

@@ -1,4 +1,4 @@
-"""The SQL:2003 statistics aggregates (seed 001 Tabellen 7–8) for SQLite, which has none.
+"""The SQL:2003 statistics aggregates (John's thesis, Tables 7–8) for SQLite, which has none.
 
 SQLite lets the connection define aggregates; these compute what PostgreSQL's do, with the
 same NULL rules: rows where an argument is NULL are skipped, an empty input gives NULL (REGR_COUNT

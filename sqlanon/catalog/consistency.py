@@ -1,4 +1,4 @@
-"""Releases of one table kept consistent with each other (seed 002, slides 21–24).
+"""Releases of one table kept consistent with each other (Sweeney 2002: complementary release, temporal attack).
 
 A complementary-release attack joins two releases of the same rows made under different
 generalizations (on the sensitive value, say): a person released as ``[30,40), 022**`` in one and

@@ -1,4 +1,4 @@
-"""Differencing by overlapping selections (seed 002; Dobkin, Jones & Lipton's query-set overlap).
+"""Differencing by overlapping selections (Dobkin, Jones & Lipton's query-set overlap).
 
 Each release is anonymous on its own, but two releases whose selections differ in a few rows
 let their difference describe those rows: ``WHERE ward = 3`` and ``WHERE ward = 3 AND age <> 47``

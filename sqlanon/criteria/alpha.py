@@ -1,4 +1,4 @@
-"""α-deassociation (Wong et al. 2009; seed 001 Def. 3.2): |(E,s)|/|E| <= α for every class E
+"""α-deassociation (Wong et al. 2009; John's thesis, Def. 3.2): |(E,s)|/|E| <= α for every class E
 and every protected value s. Compared in integers: maxp·den <= num·size with α = num/den."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""k-anonymity (Sweeney 2002; seed 000): every class of released QI values has at least k rows."""
+"""k-anonymity (Sweeney 2002): every class of released QI values has at least k rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""l-diversity (Machanavajjhala et al. 2007; seed 000): every class holds well-represented
+"""l-diversity (Machanavajjhala et al. 2007): every class holds well-represented
 values of a sensitive attribute: l distinct ones, an entropy of at least log l, or recursive
 (c,l) — the most frequent value rarer than c times the sum of all but the l−1 most frequent."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""t-closeness (Li et al. 2007; seed 000): the Earth Mover's Distance between a class's
+"""t-closeness (Li et al. 2007): the Earth Mover's Distance between a class's
 distribution of a sensitive attribute and the whole release's is at most t in every class.
 The ground distance is ordered (|i−j|/(m−1), numeric attributes), equal (every two values 1
 apart: the variational distance), or hierarchical (the level of the lowest common ancestor in

@@ -28,7 +28,7 @@ class Report:
     kl_divergence: dict[str, float] = field(default_factory=dict)
     kl_sum: float = 0.0
     discernibility: int = 0
-    #: IL = SSE/SST in percent (microaggregation, seed 004)
+    #: IL = SSE/SST in percent (microaggregation, Domingo-Ferrer & Mateo-Sanz 2002)
     information_loss: float | None = None
     avg_class_size: float | None = None
     levels: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -1,7 +1,7 @@
 """Categorical taxonomies from a CSV in the ARX format.
 
 One row per value: the value first, then its ancestor at each level, the root last
-(``../shared/data/adult/hierarchies/``). Values are matched against the column's text form.
+(ARX's, as in ``data/adult/hierarchies/``). Values are matched against the column's text form.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Normalized Kullback-Leibler divergence of the quasi-identifiers (seed 001 §6.1, Def. 6.1/6.2).
+"""Normalized Kullback-Leibler divergence of the quasi-identifiers (John's thesis §6.1, Def. 6.1/6.2).
 
 D(A'||A'') = Σ_v p(v)·log2(p(v)/q(v)) over the original values v of the selection, normalized
 by the entropy H(A'). q spreads each released label's rows evenly over the original values it
 covers (a label covers a value when the value generalizes to it at some level); suppressed
-rows carry no mass, so suppression raises D. The seed's worked example (LLBW11: one of eight
+rows carry no mass, so suppression raises D. The thesis's worked example (Li, Liu, Baig & Wong 2011: one of eight
 tuples suppressed) gives D = D_N = 0.21. When every row of some value is suppressed and no
 released label covers it, D is infinite.
 """

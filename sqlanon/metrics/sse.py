@@ -1,4 +1,4 @@
-"""Information loss of microaggregation: IL = SSE / SST on standardized attributes (seed 004).
+"""Information loss of microaggregation: IL = SSE / SST on standardized attributes (Domingo-Ferrer & Mateo-Sanz 2002).
 
 Measured on the released rows alone, without linking them back to the selection: a
 microaggregated value is its group's mean, so per attribute SSE = SST − SSB, where SSB is the

@@ -1,4 +1,4 @@
-"""Stage 3: classify the query and choose the method (seed 001 §4–§5)."""
+"""Stage 3: classify the query and choose the method (John's thesis, §4–§5)."""
 from __future__ import annotations
 
 from sqlanon.plan.classify import Classification, classify, count_statement

@@ -1,10 +1,10 @@
-"""The query classes of seed 001 §4 that the decision algorithm (§5, Abbildung 23) reads.
+"""The query classes of John's thesis (§4) that its decision algorithm (§5, Figure 23) reads.
 
 - simple or complex: complex when the query groups, aggregates or joins;
 - column- or row-oriented: row-oriented queries select whole rows that meet a criterion,
   column-oriented ones refer to single columns: aggregates (mostly column-based, §4), or a
   projection of fewer than half of the columns the policy releases; a join (within the
-  database) matches whole rows: row-oriented (Abbildung 23 sends joins to the row methods);
+  database) matches whole rows: row-oriented (Figure 23 sends joins to the row methods);
 - the number of rows the query selects: the pushed-down COUNT(*) of its WHERE clause.
 """
 from __future__ import annotations

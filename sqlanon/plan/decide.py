@@ -1,6 +1,5 @@
-"""Stage 3: choose the method for a query by seed 001's decision algorithm, and say why.
-
-Abbildung 23, over the methods that exist and the models the policy asks for:
+"""Stage 3: choose the method for a query by the decision algorithm of John's thesis
+(Figure 23), and say why, over the methods that exist and the models the policy asks for:
 1. column-oriented (simple or complex) → slicing, which releases every column's values exactly
    and breaks the links between column groups; it bounds links by 1/l and keeps k per column
    group, so a policy with t, α or recursive (c,l) goes on to the row rules;
@@ -59,10 +58,10 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     if req.l is not None and req.l.variant == "recursive":
         unsliceable.append("recursive (c,l)")
     if cls.column_oriented and not unsliceable:
-        return chosen("slicing", "slicing (Abb. 23: column-oriented queries)")
+        return chosen("slicing", "slicing (column-oriented queries)")
     detour = f"; slicing does not build {', '.join(unsliceable)}" if cls.column_oriented else ""
     if req.t is not None:
-        return chosen("sabre", f"SABRE (Abb. 23: t-closeness asked{detour})")
+        return chosen("sabre", f"SABRE (t-closeness asked{detour})")
     if req.alpha is not None and req.l is None:
         return chosen("alpha_k", f"(α,k) local recoding (α is asked, and only (α,k) suppresses rows where no "
                                  f"generalization meets it{detour})")
@@ -74,8 +73,8 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     few = cls.rows is None or cls.rows <= req.few_rows
     size = f"{'few' if few else 'many'} rows (few: at most {req.few_rows})"
     if few and req.l is None:
-        return chosen("alpha_k", f"(α,k) local recoding (Abb. 23: {size}{detour})")
+        return chosen("alpha_k", f"(α,k) local recoding ({size}{detour})")
     if diverse and not few:
-        return chosen("vmdav", f"V-MDAV (Abb. 23: distinct l over numeric quasi-identifiers, {size}{detour})")
+        return chosen("vmdav", f"V-MDAV (distinct l over numeric quasi-identifiers, {size}{detour})")
     asked = ", ".join(["k"] + [name for name, v in (("α", req.alpha), ("l-diversity", req.l)) if v is not None])
     return chosen("mondrian", f"Mondrian partitioning (its cuts keep {asked}; {size}{detour})")

@@ -305,7 +305,7 @@ def _closeness(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Close
     if distance not in ("ordered", "equal", "hierarchical", "variational"):
         raise PolicyError(f"privacy.t.distance must be ordered, equal, hierarchical or variational, got {distance!r}",
                           table=table, column=attr.column)
-    # seed 001 §2.3's variational distance ½ Σ |p − q| is the EMD under the equal ground distance
+    # the variational distance (John's thesis, §2.3) ½ Σ |p − q| is the EMD under the equal ground distance
     distance = "equal" if distance == "variational" else distance
     if distance == "hierarchical" and attr.hierarchy is None:
         raise PolicyError("privacy.t.distance: hierarchical needs a 'hierarchy' (taxonomy file) on the "

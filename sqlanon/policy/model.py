@@ -33,7 +33,7 @@ class Sensitive:
 
 @dataclass(frozen=True)
 class Alpha:
-    """α-deassociation (Wong et al. 2009, seed 001 Def. 3.2): no protected value above α per class."""
+    """α-deassociation (Wong et al. 2009; John's thesis, Def. 3.2): no protected value above α per class."""
 
     value: float
     attribute: str
@@ -54,7 +54,7 @@ class Diversity:
 
 @dataclass(frozen=True)
 class Closeness:
-    """t-closeness (Li et al. 2007, seed 000): the Earth Mover's Distance between each class's
+    """t-closeness (Li et al. 2007): the Earth Mover's Distance between each class's
     distribution of the attribute and the whole release's is at most t."""
 
     value: float
@@ -76,7 +76,7 @@ class Persons:
 
 @dataclass(frozen=True)
 class Slicing:
-    """How slicing splits a selection (seed 001 §2.4): column groups, buckets, permutation."""
+    """How slicing splits a selection (Li et al. 2012): column groups, buckets, permutation."""
 
     #: the column groups; None: grouped by association (Cramér's V of each pair, in SQL)
     columns: tuple[tuple[str, ...], ...] | None = None
@@ -100,14 +100,14 @@ class Requirement:
     max_suppression: float = 0.05
     method: str = "auto"
     slicing: Slicing = field(default_factory=Slicing)
-    #: the decision algorithm's bound on "few rows" (seed 001 Abbildung 23)
+    #: the decision algorithm's bound on "few rows" (John's thesis, Figure 23)
     few_rows: int = 10_000
-    #: a query must select at least this many rows (differencing by narrow WHERE clauses,
-    #: seed 002); an empty selection is refused too, lest refusal and emptiness tell apart
+    #: a query must select at least this many rows (differencing by narrow WHERE
+    #: clauses); an empty selection is refused too, lest refusal and emptiness tell apart
     min_rows: int = 0
     #: seconds during which a new selection is compared with earlier releases of the table (in
     #: the catalog): one that differs from an earlier one in fewer than max(k, min_rows) rows is
-    #: refused, lest the difference of two answers describe those rows (seed 002); 0: off
+    #: refused, lest the difference of two answers describe those rows; 0: off
     difference_window: int = 86_400
     #: a stored release whose rows were released before under another generalization:
     #: ``reuse`` the earlier generalization (consistent recoding), ``refuse`` the release, or

@@ -139,7 +139,7 @@ def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[
     rows of the other table, and any join repeats a released row once per match.
 
     The released table is stored in whatever order the method wrote it, which may follow the
-    source (unsorted matching, seed 002): so every result is ordered here, and a LIMIT without
+    source (unsorted matching, Sweeney 2002): so every result is ordered here, and a LIMIT without
     ORDER BY picks a random sample, never the first rows in storage order. Under DISTINCT the
     user's ORDER BY stays as it is (its ties are distinct generalized tuples, not rows)."""
     tree = analysis.tree.copy()

@@ -3,7 +3,7 @@
 Pass-through statements are answered by the database itself: the proxy sends the statement text
 the library admitted, then copies the database's reply messages to the client as they arrive —
 type OIDs, formats, command tags and errors exactly as a direct connection would see them, at
-near-native speed (NOTES.md § Wire protocols), and large results stream through a bounded buffer.
+near-native speed, and large results stream through a bounded buffer.
 The proxy logs in with the account of its ``--db`` URL; clients never see it.
 
 Connections are pooled: a client holds one while a statement or transaction runs, or for good
