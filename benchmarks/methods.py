@@ -185,7 +185,7 @@ def measure_client(url: str, table: str, hdir: str, sensitive: str) -> dict:
             "rows_in": len(df), "suppressed": len(df) - len(out), "peak_rss_mb": _rss()}
 
 
-#: the seed's evaluation queries (Abbildungen 30, 34, 40–44) and two column-oriented ones
+#: the evaluation queries of John's Rostock thesis (Figures 30, 34, 40–44) and two column-oriented ones
 PLANNED = ["SELECT * FROM {t} WHERE age BETWEEN 30 AND 50", "SELECT * FROM {t} WHERE age BETWEEN 30 AND 35",
            "SELECT * FROM {t} WHERE age BETWEEN 80 AND 83", "SELECT * FROM {t} WHERE age = 65",
            "SELECT * FROM {t} WHERE age = 30", "SELECT * FROM {t} WHERE age BETWEEN 30 AND 40",

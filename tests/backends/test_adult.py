@@ -1,7 +1,7 @@
-"""The evaluation queries of seed 001 (Abbildungen 30–34, 40–44) on UCI Adult, every backend.
+"""The evaluation queries of John's Rostock thesis (Figures 30–34, 40–44) on UCI Adult, every backend.
 
-QI = (age, education, fnlwgt), sensitive attribute income, α = 0.5, k = 2, as in §6.2. The
-seed's prototype applied α to every income value; its suppression counts (Tabellen 10, 12)
+QI = (age, education, fnlwgt), sensitive attribute income, α = 0.5, k = 2, as in its §6.2. The
+thesis's prototype applied α to every income value; its suppression counts (Tables 10, 12)
 are the bar to beat.
 """
 from __future__ import annotations
@@ -16,17 +16,17 @@ from tests.helpers import ADULT_COLUMNS, about, assert_alpha_k, connect, read_ad
 
 pytestmark = pytest.mark.slow
 
-# query, the same selection in Python, rows selected (seed 001 §6.2 and Anhang),
-# rows the prototype suppressed with α on every income value (Tabellen 10 and 12)
+# query, the same selection in Python, rows selected (the thesis's §6.2 and appendix),
+# rows the prototype suppressed with α on every income value (Tables 10 and 12)
 QUERIES = [
-    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 50", lambda a: 30 <= a <= 50, 16390, 5926),  # Abb. 30
-    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 35", lambda a: 30 <= a <= 35, 5214, 2826),   # Abb. 34/43
-    ("SELECT * FROM adult WHERE age BETWEEN 80 AND 83", lambda a: 80 <= a <= 83, 60, 46),       # Abb. 40
-    ("SELECT * FROM adult WHERE age = 65", lambda a: a == 65, 178, 92),                         # Abb. 41
-    ("SELECT * FROM adult WHERE age = 30", lambda a: a == 30, 861, 519),                        # Abb. 42
-    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 40", lambda a: 30 <= a <= 40, 9407, 4253),   # Abb. 44
+    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 50", lambda a: 30 <= a <= 50, 16390, 5926),  # Fig. 30
+    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 35", lambda a: 30 <= a <= 35, 5214, 2826),   # Fig. 34/43
+    ("SELECT * FROM adult WHERE age BETWEEN 80 AND 83", lambda a: 80 <= a <= 83, 60, 46),       # Fig. 40
+    ("SELECT * FROM adult WHERE age = 65", lambda a: a == 65, 178, 92),                         # Fig. 41
+    ("SELECT * FROM adult WHERE age = 30", lambda a: a == 30, 861, 519),                        # Fig. 42
+    ("SELECT * FROM adult WHERE age BETWEEN 30 AND 40", lambda a: 30 <= a <= 40, 9407, 4253),   # Fig. 44
 ]
-SUBQUERIES = [  # Abbildungen 32–33: MIN and MAX of the protected table point at one person
+SUBQUERIES = [  # Figures 32–33: MIN and MAX of the protected table point at one person
     ("SELECT * FROM adult WHERE age = (SELECT min(age) FROM adult)", "MIN in a subquery"),
     ("SELECT * FROM adult WHERE education_num = (SELECT max(education_num) FROM adult)", "MAX in a subquery"),
 ]
@@ -80,7 +80,7 @@ def test_subqueries_that_single_out_a_person_are_rejected(adult_url, datasets, s
 
 
 def test_a_whole_table_average_selects_rows_inside_the_pushdown(adult_url, datasets):
-    """Abbildung 31: the rows younger than the average age, anonymized like any selection."""
+    """Figure 31: the rows younger than the average age, anonymized like any selection."""
     source = read_adult(datasets / "adult" / "adult.data")
     mean = sum(r[0] for r in source) / len(source)
     selected = [r for r in source if r[0] < mean]

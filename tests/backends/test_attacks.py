@@ -1,7 +1,7 @@
-"""The attacks of seed 000 (Sweeney's and Machanavajjhala's, Li's) on released rows, each run
-against a naive release, where it succeeds, and against sqlanon, where it fails. The attacker's
-reading is plain Python over the rows a client receives. Complementary release, temporal and
-differencing attacks need the catalog: ``test_catalog.py``."""
+"""The attacks of Maier, Sonnenwald & Petersen's slides (Sweeney's and Machanavajjhala's, Li's)
+on released rows, each run against a naive release, where it succeeds, and against sqlanon,
+where it fails. The attacker's reading is plain Python over the rows a client receives.
+Complementary release, temporal and differencing attacks need the catalog: ``test_catalog.py``."""
 from __future__ import annotations
 
 import random
@@ -29,7 +29,7 @@ def classes(rows: list[tuple]) -> dict[tuple, list[str]]:
 
 def test_unsorted_matching(db_url):
     """Two releases of one table under different generalizations, read side by side row by row
-    (seed 000: 'dieselbe Sortierung'): in source order every pair is one person; sqlanon's rows
+    (the slides: 'dieselbe Sortierung'): in source order every pair is one person; sqlanon's rows
     come in random order, so pairs agree no more than a random permutation's fixed points."""
     rows = people(200, seed=2)
     load(db_url, rows)
@@ -51,7 +51,7 @@ def test_unsorted_matching(db_url):
 
 
 def test_homogeneity(db_url):
-    """A k-anonymous class whose members share one value tells it (seed 000, MKGV07); with l=2
+    """A k-anonymous class whose members share one value tells it (Machanavajjhala et al. 2007); with l=2
     no released class does."""
     rnd = random.Random(4)
     rows = [(i, rnd.randint(20, 69), f"0213{rnd.randint(0, 9)}", rnd.choice(["flu", "asthma", "cold"]))
@@ -67,7 +67,7 @@ def test_homogeneity(db_url):
 
 
 def test_background_knowledge(db_url):
-    """Knowing that the target cannot have one of her class's values (seed 000: Hepatitis X
+    """Knowing that the target cannot have one of her class's values (the slides: Hepatitis X
     occurs in men only) leaves one candidate in a class of two values; with l=3 at least two
     remain whatever single value the attacker rules out."""
     rnd = random.Random(9)

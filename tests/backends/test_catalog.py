@@ -1,5 +1,5 @@
 """The catalog on every backend: Alembic migrations up and down, the release and audit logs, and
-the defences across releases — each attack of seeds 000/002 run against a naive release (no
+the defences across releases — each attack of Sweeney 2002 run against a naive release (no
 catalog), where it succeeds, and against sqlanon with its catalog, where it fails."""
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def policy(**privacy: Any) -> dict:
 
 
 def people(n: int, seed: int = 7) -> list[tuple]:
-    """``n`` people with distinct problems (linking two releases on it is exact, as in seed 002's
-    slides 22-23, where the problem joins GT1 and GT3)."""
+    """``n`` people with distinct problems (linking two releases on it is exact, as on
+    slides 22-23 of He Yan's k-anonymity talk (2009), where the problem joins GT1 and GT3)."""
     rnd = random.Random(seed)
     return [(i, rnd.randint(20, 69), f"0213{rnd.randint(0, 9)}", f"problem {i}") for i in range(n)]
 
@@ -150,7 +150,7 @@ def test_releases_and_rejections_are_logged(db_url):
         assert again.catalog is not None and len(again.releases("people")) == 1
 
 
-# -- differencing by narrow WHERE clauses (seed 002) ------------------------------------------
+# -- differencing by narrow WHERE clauses ------------------------------------------------------
 def test_differencing_succeeds_naively_and_is_refused_with_the_catalog(db_url):
     rnd = random.Random(5)
     rows = [(i, rnd.randint(20, 69), f"0213{rnd.randint(0, 9)}", rnd.choice(["flu", "asthma", "hiv", "cold"]))
@@ -201,7 +201,7 @@ def test_a_query_asked_again_after_an_insert_or_a_deletion_is_refused(db_url):
             db.execute(q)
 
 
-# -- complementary release (seed 002, slides 21-23) -------------------------------------------
+# -- complementary release (Sweeney 2002) -----------------------------------------------------
 def test_complementary_release_links_naively_and_stays_k_anonymous_with_the_catalog(db_url):
     rows = people(120, seed=3)
     load(db_url, rows)
@@ -233,7 +233,7 @@ def test_complementary_release_refused_when_the_policy_says_so(db_url):
         assert [r["target"] for r in db.releases("people")] == ["rel1"]
 
 
-# -- temporal attack (seed 002, slide 24) -----------------------------------------------------
+# -- temporal attack (Sweeney 2002) ----------------------------------------------------------
 def test_refresh_keeps_classes_and_refuses_when_the_union_breaks(db_url):
     rows = people(60, seed=11)
     t = load(db_url, rows)

@@ -1,4 +1,4 @@
-"""The decision algorithm (seed 001 §5, Abbildung 23) on UCI Adult: the seed's query classes and
+"""The decision algorithm of John's Rostock thesis (§5, Figure 23) on UCI Adult: its query classes and
 the method each must get, for the models a policy asks for."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ PROJECTION = "SELECT age FROM adult WHERE age = 30"
 
 CASES = [
     # query, QIs, privacy, method, words the rule must contain
-    (ABB30, MIXED, ALPHA, "alpha_k", "α is asked"),          # Tabelle 10: the seed's own (α,k) runs
+    (ABB30, MIXED, ALPHA, "alpha_k", "α is asked"),          # Table 10: the thesis's own (α,k) runs
     (ABB40, MIXED, ALPHA, "alpha_k", "rows not counted"),
     (ABB41, MIXED, K_ONLY, "alpha_k", "row(s) selected (counted with noise)"),  # about 178
     (ABB30, MIXED, K_ONLY, "mondrian", "many rows"),
@@ -40,7 +40,7 @@ CASES = [
     (PROJECTION, MIXED, K_ONLY, "slicing", "simple, column-oriented"),
     (GROUPED, MIXED, ALPHA, "alpha_k", "slicing does not build alpha"),
     (GROUPED, MIXED, T, "sabre", "slicing does not build t"),
-    # Abbildung 31: a whole-table average selects the rows inside the pushdown
+    # Figure 31: a whole-table average selects the rows inside the pushdown
     ("SELECT * FROM adult WHERE age < (SELECT AVG(age) FROM adult)", MIXED, K_ONLY, "mondrian", "many rows"),
 ]
 
@@ -68,7 +68,7 @@ def test_few_rows_is_a_policy_setting(adult_url):
 
 def test_queries_without_a_protected_table_pass_through_and_the_plan_is_explained(adult_url):
     with connect(adult_url, policy=policy(MIXED, K_ONLY)) as db:
-        # Abbildung 20: a recursive CTE that reads no table
+        # Figure 20: a recursive CTE that reads no table
         assert db.plan("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 100) "
                        "SELECT SUM(n) FROM t") is None
         text = db.explain(GROUPED, analyze=True)
@@ -76,10 +76,10 @@ def test_queries_without_a_protected_table_pass_through_and_the_plan_is_explaine
 
 
 @pytest.mark.parametrize("sql,construct", [
-    # Abbildung 22: a subquery in HAVING, after anonymization (it would read the raw table there)
+    # Figure 22: a subquery in HAVING, after anonymization (it would read the raw table there)
     ("SELECT education, COUNT(*) FROM adult GROUP BY education HAVING AVG(education_num) > "
      "(SELECT AVG(education_num) FROM adult)", "subquer"),
-    # Abbildung 19: a join (with itself here: one protected table twice)
+    # Figure 19: a join (with itself here: one protected table twice)
     ("SELECT a.age FROM adult a JOIN adult b ON a.age = b.age", "join"),
 ])
 def test_shapes_not_yet_rewritten_are_rejected_by_name(adult_url, sql, construct):

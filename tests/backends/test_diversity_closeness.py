@@ -1,7 +1,8 @@
-"""l-diversity and t-closeness, measured on the released rows (seed 000's worked examples).
+"""l-diversity and t-closeness, measured on the released rows (the worked examples of Maier,
+Sonnenwald & Petersen's slides "Verkettung von Datenbankeinträgen").
 
 The tables below are already generalized and every class has k rows, so (α,k) releases them as
-they are: what is tested is the measurement and the refusal, against the seed's numbers and an
+they are: what is tested is the measurement and the refusal, against the slides' numbers and an
 independent computation on the rows that came back."""
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.helpers import connect, load_table
 INCOME = [("4767*", "<=40", 3), ("4767*", "<=40", 4), ("4767*", "<=40", 5),
           ("4790*", ">=40", 6), ("4790*", ">=40", 8), ("4790*", ">=40", 11),
           ("4760*", "<=40", 7), ("4760*", "<=40", 9), ("4760*", "<=40", 10)]
-#: seed 000: 3K, 5K and 9K in the first class, 4K, 7K, 10K in the third
+#: the slides: 3K, 5K and 9K in the first class, 4K, 7K, 10K in the third
 RESHUFFLED = [("4767*", "<=40", 3), ("4767*", "<=40", 5), ("4767*", "<=40", 9),
               ("4790*", ">=40", 6), ("4790*", ">=40", 8), ("4790*", ">=40", 11),
               ("4760*", "<=40", 4), ("4760*", "<=40", 7), ("4760*", "<=40", 10)]
@@ -62,7 +63,7 @@ def test_emd_of_the_income_table(db_url, rows, expected):
     assert check["ok"] and f"largest distance {expected}" in check["measured"]
     released = [tuple(r) for r in res.rows]
     assert sorted(released) == sorted(rows)
-    # seed 000: 27/72, 12/72, 17/72 and, reshuffled, 12/72, 12/72, 6/72
+    # the slides: 27/72, 12/72, 17/72 and, reshuffled, 12/72, 12/72, 6/72
     assert sorted(ordered_emd(released)) == sorted(
         [Fraction(27, 72), Fraction(12, 72), Fraction(17, 72)] if rows is INCOME
         else [Fraction(12, 72), Fraction(12, 72), Fraction(6, 72)])
@@ -81,7 +82,7 @@ def test_a_class_too_far_from_the_table_is_refused(db_url):
         assert len(db.execute("SELECT plz, einkommen FROM income_b").rows) == 9
 
 
-#: seed 000, "Beispiel: 2-diverse Tabelle": k = 2, but the class (m, 22***, 1963-64) is all Demenz
+#: the slides' "Beispiel: 2-diverse Tabelle": k = 2, but the class (m, 22***, 1963-64) is all Demenz
 NOT_DIVERSE = [("W", "22***", "1944-45", "Hepatitis"), ("W", "22***", "1944-45", "Gicht"),
                ("*", "22***", "1949", "Arthrose"), ("W", "228**", "1985-92", "Diabetes"),
                ("W", "228**", "1985-92", "Demenz"), ("m", "22997", "1936-75", "Arthrose"),
@@ -173,7 +174,7 @@ def test_policy_errors_name_what_is_wrong():
 
 
 ARX = Path(__file__).resolve().parents[2] / "data" / "toy" / "arx"
-#: Li, Li & Venkatasubramanian 2007, Table 4 (the seed's reshuffled table). The paper calls it
+#: Li, Li & Venkatasubramanian 2007, Table 4 (the slides' reshuffled table). The paper calls it
 #: 0.278-close on Disease; its own cost formula on its own tree (the ARX file has the same shape)
 #: gives 7/27, 8/27 and 5/27 for the three classes (worked by hand for {gastritis, flu,
 #: bronchitis}: 1/27 + 1/27 at the first level, 2/9 at the root), so 8/27 = 0.2963 is expected.

@@ -24,9 +24,10 @@ def read_casc(datasets: Path, name: str) -> tuple[list[str], np.ndarray]:
 
 
 def mdav_plus(x: np.ndarray, k: int) -> np.ndarray:
-    """Seed 004's MDAV+ on standardized data: the unassigned row farthest from the centroid and
-    its k-1 nearest unassigned rows form a group, while k rows are left; the rest join the group
-    with the nearest centroid. Returns a group number per row."""
+    """MDAV+ as Stoldt's talk on k-means microaggregation (2019) states it, on standardized data:
+    the unassigned row farthest from the centroid and its k-1 nearest unassigned rows form a
+    group, while k rows are left; the rest join the group with the nearest centroid. Returns a
+    group number per row."""
     sd = x.std(axis=0)
     z = np.where(sd > 0, (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1), 0.0)
     d0 = (z ** 2).sum(axis=1)

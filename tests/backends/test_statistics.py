@@ -1,4 +1,4 @@
-"""The SQL:2003 statistics aggregates of seed 001 Tabellen 7–8 over released rows, computed here
+"""The SQL:2003 statistics aggregates of John's Rostock thesis (Tables 7–8) over released rows, computed here
 in Python from the released rows themselves (Mondrian is deterministic: the query that reads the
 rows and the one that aggregates them get the same release). An interval-generalized quasi-
 identifier stands for its midpoint, as in AVG and SUM (test_aggregates.py)."""
@@ -137,7 +137,7 @@ def test_nothing_to_aggregate_is_null(session):
 
 
 def test_a_whole_table_deviation_selects_rows_in_the_pushdown(session):
-    """As ``WHERE age < (SELECT AVG(age) FROM adult)`` (seed 001 Abbildung 31), on the stored values."""
+    """As ``WHERE age < (SELECT AVG(age) FROM adult)`` (John's thesis, Figure 31), on the stored values."""
     answer = session.execute("SELECT COUNT(visits) FROM t WHERE visits > (SELECT STDDEV_POP(visits) FROM t)")
     sd = st.pstdev([r[3] for r in data()])
     assert answer.report.rows_in == sum(1 for r in data() if r[3] > sd) > 0

@@ -1,4 +1,5 @@
-"""Worked examples of the seeds, on every backend."""
+"""Worked examples of John's Rostock thesis, of Wong et al., and of Maier, Sonnenwald & Petersen's
+slides "Verkettung von Datenbankeinträgen" (Universität Hamburg), on every backend."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statemen
 from sqlanon.policy.model import QuasiIdentifier
 from tests.helpers import about, assert_alpha_k, connect, load_table
 
-PATIENTS = demo.PATIENTS  # seed 001 Tabelle 1
+PATIENTS = demo.PATIENTS  # John's thesis, Table 1
 PATIENT_COLS = [("name", "text"), ("age", "int"), ("sex", "text"), ("zip", "text"),
                 ("nationality", "text"), ("disease", "text")]
 PATIENT_POLICY = {"tables": {"patients": demo.POLICY["tables"]["patients"]}}
@@ -33,7 +34,7 @@ def test_patients_table_alpha_k(db_url):
     assert all(c["ok"] for c in rep.checks)
 
 
-ILLNESS = [  # seed 001 Abbildung 11 (WLFW09)
+ILLNESS = [  # John's thesis, Figure 11 (from Wong, Li, Fu & Wang 2009)
     ("Cat 1", 1975, "4350", "HIV"), ("Cat 1", 1955, "4350", "HIV"), ("Cat 1", 1955, "5432", "flu"),
     ("Cat 1", 1955, "5432", "fever"), ("Cat 2", 1975, "4350", "flu"), ("Cat 2", 1975, "4350", "fever"),
 ]
@@ -52,13 +53,13 @@ def test_alpha_k_example_of_abbildung_11(db_url):
         res = db.execute("SELECT job, birth, postcode, illness FROM medical")
     assert len(res.rows) == 6  # all six selected rows come back: none is withheld
     assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5, protect=["HIV"])
-    # Abbildung 12 (global recoding) generalizes job and birth in all six rows: 12 cells.
+    # Figure 12 (global recoding) generalizes job and birth in all six rows: 12 cells.
     raw = {(str(a), str(b), str(c)) for a, b, c, _ in ILLNESS}
     generalized = sum(1 for r in res.rows for i, v in enumerate(r[:3]) if v not in {t[i] for t in raw})
     assert generalized < 12
 
 
-SEED000 = [  # seed 000: the private table (name, sex, zip, birth year, disease)
+SEED000 = [  # Maier, Sonnenwald & Petersen: the private table (name, sex, zip, birth year, disease)
     ("Sofia Müller", "W", "22981", 1944, "Hepatitis"), ("Emma Weber", "W", "22362", 1945, "Gicht"),
     ("Sofia Koch", "W", "22669", 1949, "Arthrose"), ("Emilia Wagner", "W", "22862", 1985, "Diabetes"),
     ("Emma Meyer", "W", "22875", 1992, "Demenz"), ("Noah Meyer", "m", "22997", 1936, "Arthrose"),
@@ -79,15 +80,16 @@ def test_k2_table_of_seed_000(db_url):
     }}}
     with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT sex, zip, birth, disease FROM private")
-    # the seed's hand-made table releases all ten rows 2-anonymously; so must we
+    # the slides' hand-made table releases all ten rows 2-anonymously; so must we
     assert len(res.rows) == 10
     assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=None)
     assert sorted(r[3] for r in res.rows) == sorted(r[4] for r in SEED000)
 
 
 def test_kl_divergence_example_of_section_6_1(db_url):
-    """Seed 001 Abbildung 24 / Tabelle 9 (LLBW11): of eight tuples, one of [1,4] is suppressed;
-    D(A'_1||A''_1) = 0.5·log2(0.5/0.375) = 0.2075 and H(A'_1) = 1, so D_N = 0.21."""
+    """John's thesis, Figure 24 / Table 9 (from Li, Liu, Baig & Wong 2011): of eight tuples, one
+    of [1,4] is suppressed; D(A'_1||A''_1) = 0.5·log2(0.5/0.375) = 0.2075 and H(A'_1) = 1, so
+    D_N = 0.21."""
     # the frequency tables verify/ builds: original values of the selection, released values
     load_table(db_url, "orig", [("a1", "text"), ("cnt", "int")], [("[1,4]", 4), ("[5,8]", 4)])
     load_table(db_url, "rel", [("_q0", "text"), ("cnt", "int")], [("[1,4]", 3), ("[5,8]", 4)])

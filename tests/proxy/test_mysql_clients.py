@@ -178,7 +178,7 @@ def test_reset_connection_returns_to_the_state_after_login(env):
 
 
 def test_tls_hello_right_behind_the_ssl_request(env):
-    """The race of NOTES.md: SSLRequest and ClientHello in one segment, before any answer."""
+    """The race: SSLRequest and ClientHello in one segment, before any answer."""
     context = ssl.create_default_context()
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
