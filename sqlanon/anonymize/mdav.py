@@ -1,4 +1,5 @@
-"""Microaggregation: MDAV+ (seed 004) and V-MDAV for l-diversity (seed 001 Abbildung 18).
+"""Microaggregation: MDAV+ (Stoldt 2019, after Domingo-Ferrer & Torra 2005) and V-MDAV for
+l-diversity (Han, Cen & Yu 2008; John's Rostock thesis, Figure 18).
 
 Numeric quasi-identifiers are replaced by their group's mean, so that sums and averages over the
 release stay those of the selection. Groups are formed on standardized values (z-scores) around
