@@ -20,6 +20,7 @@ from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefu
 from sqlanon.finish.report import Report
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
 from sqlanon.plan import Plan
+from sqlanon.plan.explain import Explanation
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
 from sqlanon.policy.model import Overrides
@@ -189,35 +190,25 @@ class Session:
         return check(self.db, self.policy, table)
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
-                t: float | None = None, method: str | None = None, analyze: bool = False) -> str:
-        """The plan and every SQL statement in the target dialect.
+                t: float | None = None, method: str | None = None, analyze: bool = False,
+                summary: bool = False) -> str:
+        """The plan and every SQL statement in the target dialect; ``summary``: the plan and the
+        number of statements per stage, without the SQL.
 
         Without ``analyze`` nothing runs: the statements of the first search round are shown as
         they would be sent. With ``analyze`` the query runs (no rows are returned) and every
         statement that ran is listed with its time, followed by the report.
         """
+        return self.explanation(sql, k=k, alpha=alpha, l=l, t=t, method=method, analyze=analyze).text(summary)
+
+    def explanation(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+                    t: float | None = None, method: str | None = None, analyze: bool = False) -> Explanation:
+        """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON)."""
         result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
                                   live=analyze, timed=analyze)
-        lines = [f"backend: {self.db.backend.name} ({self.db.backend.server_version})"]
-        if chosen is None:
-            lines.append("plan: pass-through (the query reads no protected table)")
-        else:
-            lines.append(f"plan: {chosen.method}; rule: {chosen.rule}")
-            if not analyze:
-                lines.append("note: the search repeats its round of statements (per generalization level for "
-                             "alpha_k, per cutting pass for mondrian, per probe of the number of classes for "
-                             "sabre, per group for mdav and vmdav, inside one server-side loop where the "
-                             "database has one); explain --analyze runs it and lists every statement")
-        stage = None
-        for i, s in enumerate(ctx.statements, 1):
-            if s.stage != stage:
-                stage = s.stage
-                lines.append(f"-- stage {stage}")
-            t = f"  -- {s.seconds * 1000:.1f} ms" if s.seconds is not None else ""
-            lines.append(f"[{i}] {s.sql};{t}")
-        if analyze:
-            lines.append(str(result.report))
-        return "\n".join(lines)
+        return Explanation(f"{self.db.backend.name} ({self.db.backend.server_version})",
+                           chosen.method if chosen else None, chosen.rule if chosen else None, result.report,
+                           tuple(ctx.statements), analyze)
 
     def close(self) -> None:
         self.db.dispose()

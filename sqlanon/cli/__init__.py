@@ -113,14 +113,20 @@ def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | 
 @main.command()
 @query_options
 @click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
+@click.option("--summary", is_flag=True, help="the plan and the number of statements per stage, without the SQL")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
-            t_value: float | None, method: str | None, analyze: bool) -> None:
-    """Show the plan and every SQL statement in the target dialect."""
+            t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str) -> None:
+    """Show the plan and every SQL statement in the target dialect (--summary: statements per stage)."""
     try:
         with _connect(url, policy) as s:
-            click.echo(s.explain(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze))
+            found = s.explanation(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze)
     except SqlanonError as e:
         _fail(e)
+    if fmt == "json":
+        click.echo(json.dumps(found.to_dict(statements=not summary), default=str, indent=2, ensure_ascii=False))
+    else:
+        click.echo(found.text(summary))
 
 
 @contextmanager
