@@ -52,6 +52,11 @@ class ReleaseRefused(SqlanonError):
     sqlstate = "22000"
 
 
+class SuppressionExceeded(ReleaseRefused):
+    """The release meets every model but withholds or fully generalizes more rows than the
+    policy's ``max_suppression`` allows: another method may still fit (plan.Plan.fallback)."""
+
+
 class BackendError(SqlanonError):
     """The database or its configuration cannot serve sqlanon safely."""
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Protocol
 
 import sqlglot
 from sqlglot import exp
 
 from sqlanon.analyze import Analysis, analyze
-from sqlanon.anonymize import REGISTRY
+from sqlanon.anonymize import REGISTRY, Method
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
-from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
+from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
 from sqlanon.parse import Parsed, parse
 from sqlanon.plan import Plan, count_statement, plan
@@ -115,6 +115,15 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
                     progress=progress, into=into, guard=guard)
 
 
+#: methods as a report names them
+_NAMES = {"alpha_k": "(α,k)", "sabre": "SABRE", "slicing": "slicing", "mondrian": "Mondrian"}
+
+
+def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
+    """The columns ``method`` adds to the pushed-down rows, as written."""
+    return [e.sql() for e in method.pushdown_columns(frag, ctx)]
+
+
 def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
          created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
          guard: Guard | None) -> tuple[Result, RunContext, Plan | None]:
@@ -152,20 +161,36 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         if guard is not None:
             with ctx.in_stage("guard"):
                 remember = guard(frag, req, ctx)
-        with ctx.in_stage("anonymize"):
-            release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
-            if recoder is not None:
-                release.table = recoder.pin(frag, src, release.table, ctx)
-        with ctx.in_stage("verify"):
-            # the method's counts describe the selection only when it ran on all of it
-            counts = release.counts if recoder is None else None
-            measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
-                              release.bucket, counts)
-            if release.counts is not None:
-                ctx.drop(release.counts)
-            if live:
+        # the planner's fallbacks apply to a release of the whole selection, one row per row
+        fallback = list(chosen.fallback) if recoder is None and not frag.persons else []
+        while True:
+            with ctx.in_stage("anonymize"):
+                release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
+                if recoder is not None:
+                    release.table = recoder.pin(frag, src, release.table, ctx)
+            with ctx.in_stage("verify"):
+                # the method's counts describe the selection only when it ran on all of it
+                counts = release.counts if recoder is None else None
+                measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
+                                  release.bucket, counts)
+                if release.counts is not None:
+                    ctx.drop(release.counts)
+                if not live:
+                    break
                 try:
                     enforce(measured, req)
+                except SuppressionExceeded:
+                    if not fallback:
+                        raise
+                    ctx.drop(release.table)
+                    tried, method = method, REGISTRY[fallback.pop(0)](req)
+                    if _pushdown(tried, frag, ctx) != _pushdown(method, frag, ctx):
+                        with ctx.in_stage("pushdown"):
+                            ctx.drop(src)
+                            src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+                    chosen = replace(chosen, method=method.name, rule=f"{chosen.rule}: {_NAMES[tried.name]} suppressed "
+                                     f"more (compared with noise), {_NAMES[method.name]} instead")
+                    continue
                 except ReleaseRefused as e:
                     if recoder is None:
                         raise
@@ -174,6 +199,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                                          "one too small; see privacy.across_releases)") from None
                 if recoder is not None:
                     measured.notes.extend(recoder.check(frag, release.table, req, ctx, release.aggregated))
+                break
         with ctx.in_stage("finish"):
             if remember is not None:
                 remember(ctx)
@@ -191,7 +217,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         # an answer counts exactly only what it releases: where the method withheld rows, the
         # selection's size is read with noise (a materialized release is the administrator's)
         exact = into is not None or not method.suppresses
-        rows_in = measured.rows_in if exact else measured.rows_released + noisy(measured.rows_suppressed)
+        rows_in = measured.rows_in if exact else measured.rows_released + noisy(measured.rows_withheld)
         if not exact:
             release.notes.append(f"rows selected and suppressed are noisy (discrete Laplace, scale {NOISE_SCALE:g}): "
                                  "an answer counts exactly only the rows it releases")
@@ -202,7 +228,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             if frag.link is not None else {},
             rows_in=rows_in,
             rows_released=measured.rows_released,
-            rows_suppressed=rows_in - measured.rows_released, classes=measured.classes,
+            rows_withheld=rows_in - measured.rows_released, rows_generalized=measured.rows_generalized,
+            rows_suppressed=rows_in - measured.rows_released + measured.rows_generalized, classes=measured.classes,
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
             information_loss=measured.information_loss,

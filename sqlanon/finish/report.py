@@ -5,8 +5,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: the text form lists buckets one by one up to this many (to_dict: all that were measured)
-SHOWN_BUCKETS = 30
+from sqlanon.finish.text import report_text
 
 
 @dataclass
@@ -22,6 +21,12 @@ class Report:
     selections: dict[str, str | None] = field(default_factory=dict)
     rows_in: int = 0
     rows_released: int = 0
+    #: selected rows the release leaves out
+    rows_withheld: int = 0
+    #: released rows whose every quasi-identifier is at its hierarchy's root: they tell nothing
+    #: of their quasi-identifiers, and the field (ARX, sdcMicro) counts them as suppressed
+    rows_generalized: int = 0
+    #: withheld + fully generalized: what ``max_suppression`` limits
     rows_suppressed: int = 0
     classes: int = 0
     checks: list[dict[str, Any]] = field(default_factory=list)
@@ -46,29 +51,4 @@ class Report:
         return d
 
     def __str__(self) -> str:
-        if self.table is None:
-            return f"pass-through ({self.rule}); {self.statements} statement(s), {sum(self.seconds.values()):.3f} s"
-        req = ", ".join(f"{k}={v}" for k, v in self.requirement.items())
-        lines = [
-            f"table {self.table}: method {self.method} ({self.rule}); requirement {req}",
-            f"rows: {self.rows_in} selected, {self.rows_released} released, {self.rows_suppressed} suppressed"
-            f" ({self.rows_suppressed / self.rows_in:.2%})" if self.rows_in else "rows: none selected",
-        ]
-        for c in self.checks:
-            lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['criterion']}: {c['measured']}")
-        if self.kl_divergence:
-            per = ", ".join(f"{k}={v:.4f}" for k, v in self.kl_divergence.items())
-            lines.append(f"information loss: KL {per}; sum {self.kl_sum:.4f}")
-        if self.information_loss is not None:
-            lines.append(f"information loss: IL (SSE/SST) {self.information_loss:.2f} %")
-        acs = f"{self.avg_class_size:.2f}" if self.avg_class_size is not None else "n/a"
-        lines.append(f"classes {self.classes}; discernibility {self.discernibility}; C_avg {acs}")
-        for qi, hist in self.levels.items():
-            lines.append(f"  levels of {qi}: " + ", ".join(f"{lv}: {n}" for lv, n in hist.items()))
-        if 0 < len(self.buckets) <= SHOWN_BUCKETS:
-            lines.append("  buckets (rows, l): " + ", ".join(
-                f"{b['rows']}" + (f"/{b['l']:.2f}" if b["l"] is not None else "") for b in self.buckets))
-        times = ", ".join(f"{k} {v:.3f}s" for k, v in self.seconds.items())
-        lines.append(f"{self.statements} SQL statements; {times}")
-        lines.extend(self.notes)
-        return "\n".join(lines)
+        return report_text(self)

@@ -30,6 +30,9 @@ class Plan:
     rule: str
     requirement: Requirement
     classification: Classification | None = None
+    #: methods to try in turn when a release meets every model but suppresses more than
+    #: ``max_suppression`` allows (withheld or fully generalized rows)
+    fallback: tuple[str, ...] = ()
 
 
 def plan(analysis: Analysis, requirement: Requirement, db: Database,
@@ -52,6 +55,12 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
     cls = classify(analysis, None)
 
     def chosen(method: str, rule: str) -> Plan:
+        # (α,k), SABRE and slicing can leave rows with every quasi-identifier at the root, which
+        # count as suppressed; Mondrian's cuts keep every model they build and seldom end at the
+        # root: it is tried next
+        if method in ("alpha_k", "sabre", "slicing") and _one_attribute(req):
+            return Plan(method, f"auto: {cls} → {rule}; Mondrian if it suppresses more than max_suppression "
+                                "allows", req, cls, ("mondrian",))
         return Plan(method, f"auto: {cls} → {rule}", req, cls)
 
     unsliceable = [m for m, v in (("t", req.t), ("alpha", req.alpha)) if v is not None]
@@ -78,3 +87,8 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
         return chosen("vmdav", f"V-MDAV (distinct l over numeric quasi-identifiers, {size}{detour})")
     asked = ", ".join(["k"] + [name for name, v in (("α", req.alpha), ("l-diversity", req.l)) if v is not None])
     return chosen("mondrian", f"Mondrian partitioning (its cuts keep {asked}; {size}{detour})")
+
+
+def _one_attribute(req: Requirement) -> bool:
+    """Mondrian judges one sensitive attribute per release."""
+    return len({m.attribute for m in (req.alpha, req.l, req.t) if m is not None}) <= 1

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
-from sqlanon.errors import BackendError, ReleaseRefused
+from sqlanon.errors import BackendError, ReleaseRefused, SuppressionExceeded
 from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
 from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
@@ -29,6 +29,9 @@ from sqlanon.verify.slicing import Buckets, slice_verdicts
 class Measurement:
     rows_in: int = 0
     rows_released: int = 0
+    #: released rows whose every quasi-identifier is its hierarchy's root: released, but they
+    #: tell nothing of their quasi-identifiers, so the field counts them as suppressed
+    rows_generalized: int = 0
     classes: int = 0
     verdicts: list[Verdict] = field(default_factory=list)
     kl: dict[str, float] = field(default_factory=dict)
@@ -40,8 +43,14 @@ class Measurement:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def rows_suppressed(self) -> int:
+    def rows_withheld(self) -> int:
         return self.rows_in - self.rows_released
+
+    @property
+    def rows_suppressed(self) -> int:
+        """Withheld and fully generalized, as ARX and sdcMicro count suppression: what the
+        policy's ``max_suppression`` limits."""
+        return self.rows_withheld + self.rows_generalized
 
     @property
     def kl_sum(self) -> float:
@@ -74,7 +83,7 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     if not ctx.live:
         return m
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
-    m.discernibility += m.rows_suppressed * m.rows_in
+    m.discernibility += m.rows_withheld * m.rows_in
     m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl_divergences(kl, len(measured), ctx))}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
     ctx.drop(released_cells, *([selection.table] if selection.table != counts else []))
@@ -125,12 +134,23 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
     if req.alpha:
         a = req.alpha.attribute
         sv = read.text(a) if a in frag.text_columns else col(a)
+    flags: list[exp.Expression] = []
+    if frag.qis and not aggregated:
+        # a released row is fully generalized when every quasi-identifier reads as its root
+        # label (the columns of released_cells compare byte for byte)
+        at_root = exp.and_(*[exp.EQ(this=col(n), expression=exp.Literal.string(q.hierarchy.top_label))
+                             for n, q in zip(names, frag.qis)])
+        flags.append(exp.alias_(exp.Max(this=exp.Case(ifs=[exp.If(this=at_root, true=exp.Literal.number(1))],
+                                                      default=exp.Literal.number(0))), "at_root"))
+        aggs["generalized"] = exp.Sum(this=exp.Case(
+            ifs=[exp.If(this=exp.EQ(this=exp.column("at_root"), expression=exp.Literal.number(1)),
+                        true=exp.column("size"))], default=exp.Literal.number(0)))
     released_cells = ctx.create_temp("released_cells", render(
         "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
         sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
         p=protected_flag(req.alpha, sv), released=released))
     return released_cells, names, render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
-                                         qis=[col(n) for n in names], released_cells=released_cells)
+                                         qis=[col(n) for n in names], released_cells=released_cells, flags=flags)
 
 
 def _statistics(stats: exp.Select, ctx: RunContext) -> dict[str, object]:
@@ -147,6 +167,7 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
     groups are counted on it)."""
     m.classes = int(values.get("classes") or 0)
     m.rows_released = int(values.get("rows") or 0)
+    m.rows_generalized = int(values.get("generalized") or 0)
     m.discernibility = int(values.get("dm") or 0)
     criteria = for_requirement(req)
     if slices and bucket is not None:
@@ -220,10 +241,13 @@ def enforce(m: Measurement, req: Requirement) -> None:
     if failed:
         raise ReleaseRefused("release failed its own verification (" + ", ".join(v.criterion for v in failed)
                              + "); nothing was released")
-    # suppressed − limit·selected changes by at most 1 with one row more or less: one draw of the
-    # noise blurs it. A release that withholds nothing is never refused, nor one under a limit of 100 %.
+    # Suppressed counts the rows withheld and those released with every quasi-identifier at the
+    # root, as the field does (ARX, sdcMicro). suppressed − limit·selected changes by at most 1
+    # with one row more or less: one draw of the noise blurs it. A release that suppresses
+    # nothing is never refused, nor one under a limit of 100 %.
     over = m.rows_suppressed - req.max_suppression * m.rows_in
     if m.rows_suppressed and req.max_suppression < 1 and over + noise() > 0:
-        raise ReleaseRefused(
-            f"the requirement would suppress more of the selected rows than the policy's max_suppression "
+        raise SuppressionExceeded(
+            f"the requirement would suppress more of the selected rows (withheld, or released with every "
+            f"quasi-identifier generalized to the root) than the policy's max_suppression "
             f"{req.max_suppression:.1%} allows (compared with noise); nothing was released")

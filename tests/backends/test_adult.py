@@ -57,7 +57,10 @@ def test_evaluation_query(adult_url, datasets, sql, where, selected, prototype, 
     rep = res.report
     # an answer reports the selection's size with noise; the rows it withheld are what the
     # test itself knows was selected and did not come back
-    assert about(rep.rows_in, selected) and len(res.rows) + rep.rows_suppressed == rep.rows_in
+    assert about(rep.rows_in, selected) and len(res.rows) + rep.rows_withheld == rep.rows_in
+    qis = [cols.index(q) for q in ("age", "education", "fnlwgt")]
+    at_root = sum(all(r[i] == "*" for i in qis) for r in res.rows)
+    assert rep.rows_generalized == at_root and rep.rows_suppressed == rep.rows_withheld + at_root
     suppressed = selected - len(res.rows)
     assert_alpha_k(res.rows, qi=[cols.index("age"), cols.index("education"), cols.index("fnlwgt")],
                    sens=cols.index("income"), k=2, alpha=0.5, protect=None if protect == "all" else protect)

@@ -84,6 +84,6 @@ def test_a_method_that_withholds_nothing_counts_exactly(backend, db_url):
 def test_every_report_says_when_nothing_defends_across_queries(backend, db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
     with connect(db_url, policy(k=2, method="mondrian"), catalog=False) as db:
-        assert NO_CATALOG in db.execute("SELECT age, disease FROM patients").report.notes
+        assert NO_CATALOG in db.execute("SELECT age, sex, zip, disease FROM patients").report.notes
     with connect(db_url, policy(k=2, method="mondrian"), catalog=True) as db:
-        assert NO_CATALOG not in db.execute("SELECT age, disease FROM patients").report.notes
+        assert NO_CATALOG not in db.execute("SELECT age, sex, zip, disease FROM patients").report.notes

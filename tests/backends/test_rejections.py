@@ -188,6 +188,6 @@ def test_a_statement_the_database_refuses_is_named_with_its_stage(session, monke
 
 def test_explain_analyze_times_every_statement(session):
     """explain --analyze sends each statement alone (no pipeline), to time it."""
-    text = session.explain("SELECT age, disease FROM patients WHERE age > 10", analyze=True)
+    text = session.explain("SELECT age, sex, zip, disease FROM patients WHERE age > 10", analyze=True)
     statements = [line for line in text.splitlines() if line.startswith("[")]
     assert statements and all(line.endswith(" ms") for line in statements)
