@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import methods
+import methods  # noqa: E402
 
 
 def configuration(name: str) -> tuple[str, dict]:

@@ -29,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import methods  # noqa: E402
+
 import sqlanon  # noqa: E402
 from tests.helpers import connect, load_table  # noqa: E402
 
@@ -70,7 +71,7 @@ def measure(url: str, table: str, hdir: Path) -> list[dict]:
         cols = methods.QIS + [sensitive]
         sql = f"SELECT {', '.join(cols)} FROM {table}"
 
-        def pol(**extra: object) -> dict:
+        def pol(sensitive: str = sensitive, privacy: dict = privacy, **extra: object) -> dict:
             p = methods.policy({c: hdir / f"{c}.csv" for c in methods.QIS}, sensitive, {**privacy, **extra})
             p["tables"] = {table: next(iter(p["tables"].values()))}
             return p

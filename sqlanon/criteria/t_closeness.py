@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-
 from sqlanon.criteria.base import DistributionCriterion, Verdict
 from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.policy.model import Closeness

@@ -23,7 +23,7 @@ def clinic(n: int = 240, seed: int = 1) -> list[tuple]:
     generalizing at k=2; the city follows the zip."""
     rng = random.Random(seed)
     rows = []
-    for i in range(n // 2):
+    for _ in range(n // 2):
         ward, age, zip_ = rng.choice(WARDS), rng.randint(20, 29), rng.choice(["10115", "10117", "20095"])
         for _ in range(2):
             rows.append((len(rows), ward, age, zip_, {"10115": "Berlin", "10117": "Berlin", "20095": "Hamburg"}[zip_],
