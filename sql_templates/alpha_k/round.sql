@@ -1,4 +1,4 @@
--- One round of the search at the current levels (Abbildung 13, lines 4-13) as one statement:
+-- One round of the search at the current levels (Wong et al. as John's thesis, Figure 13, gives it, lines 4-13) as one statement:
 -- the parts of the classes of the remaining blocks (:blk, one row per class and sensitive
 -- value) that may be released, the q_max budget, and the rows each part takes from each block,
 -- written with every block of the round to :now (r rows, t taken; the round's step from

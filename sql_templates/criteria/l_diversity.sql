@@ -1,4 +1,4 @@
--- l-diversity of every class (seed 000, after MKGV07), from one attribute's per-class counts:
+-- l-diversity of every class (Machanavajjhala, Kifer, Gehrke, Venkitasubramaniam 2007), from one attribute's per-class counts:
 -- distinct values d, entropy h (natural log), the largest count r1 and tail = r_l + … + r_m with
 -- r_i the i-th largest count; :holds is the variant's condition on them (LDiversity.holds).
 SELECT MIN(d) AS l_distinct_min, MIN(h) AS l_entropy_min,

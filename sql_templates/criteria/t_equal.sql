@@ -1,4 +1,4 @@
--- t-closeness with the equal ground distance (seed 000; seed 001 §2.3's variational distance),
+-- t-closeness with the equal ground distance (Li, Li, Venkatasubramanian 2007; the variational distance of John's thesis, §2.3),
 -- per class: D(E) = ½ Σ_v |p_E(v) − q(v)| against the whole distribution q (:whole: vr, v, c);
 -- a value absent from E contributes q(v), so D(E) = ½ (Σ_{v in E} |p − q| + 1 − Σ_{v in E} q).
 -- Sums are cast to floating point once: PostgreSQL's SUM of integers is NUMERIC, slow to divide.

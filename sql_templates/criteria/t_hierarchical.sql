@@ -1,4 +1,4 @@
--- t-closeness with the hierarchical ground distance level(v_i, v_j)/H (Li et al. 2007, seed 000),
+-- t-closeness with the hierarchical ground distance level(v_i, v_j)/H (Li, Li, Venkatasubramanian 2007),
 -- per class: with extra(leaf) = p_E(v) − q(v) and extra(N) the sum over N's children, each node
 -- N at level ℓ costs ℓ/H · min(positive extra, negative extra of its children); D(E) is the sum.
 -- :whole holds the whole distribution (vr, v, c); :levels is one SELECT per level

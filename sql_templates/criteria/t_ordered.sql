@@ -1,4 +1,4 @@
--- t-closeness with the ordered ground distance |i − j|/(m − 1) (Li et al. 2007, seed 000), per
+-- t-closeness with the ordered ground distance |i − j|/(m − 1) (Li, Li, Venkatasubramanian 2007), per
 -- class: D(E) = 1/(m − 1) · Σ_i |Σ_{j<=i} (p_E(v_j) − q(v_j))| over the m values of the whole
 -- distribution (:whole: vr, v, c) in order. One row per class and value, cumulated by a window.
 WITH _sa_n AS (

@@ -1,5 +1,5 @@
 -- The rows left over when no further group can be formed join the group with the nearest
--- centroid (seed 004 step 4).
+-- centroid (MDAV+ after Stoldt 2019, step 4).
 UPDATE :work AS u SET g = t.g
 FROM (
   SELECT id, g

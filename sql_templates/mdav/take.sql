@@ -1,4 +1,4 @@
--- One MDAV+ group (seed 004, steps 2-3): the unassigned row farthest from the centroid and its
+-- One MDAV+ group (Stoldt 2019, after Domingo-Ferrer & Torra, steps 2-3): the unassigned row farthest from the centroid and its
 -- k-1 nearest unassigned rows, all labelled with the first row's id. Ties go to the lower id.
 UPDATE :work AS u SET g = t.seed
 FROM (

@@ -1,4 +1,4 @@
--- One V-MDAV group (seed 001 Abbildung 18, with k): the unassigned row x farthest from the
+-- One V-MDAV group (John's thesis, Figure 18, with k): the unassigned row x farthest from the
 -- centroid; then, nearest first, the first row of each sensitive value x does not have, until
 -- the group holds l values (tier 0); then the nearest other rows until it holds k (tier 1).
 UPDATE :work AS u SET g = t.seed

@@ -3,7 +3,7 @@
 -- _sa_r<g> per group; one group may keep the order its rows come in, as the others' orders
 -- alone make the links random), and the arrays are unnested side by side (:zipped, _sa_g<g>;
 -- set-returning functions in a select list run in lockstep), which pairs the groups at random
--- as the join on (bucket, position) of seed 001 Abbildung 4 does; :columns takes each column out
+-- as the join on (bucket, position) of John's thesis, Figure 4, does; :columns takes each column out
 -- of its group. :rows are the rows of slicing/rows.sql (a subquery: read once, never stored),
 -- :bucket the bucket of one of them.
 SELECT _sa_bucket, :columns

@@ -1,4 +1,4 @@
--- Normalized KL divergence of one quasi-identifier (seed 001 §6.1, after LLBW11).
+-- Normalized KL divergence of one quasi-identifier (John's thesis §6.1, after Li, Liu, Baig & Wong 2011).
 -- p(v): share of selected rows with original value v. q(v): each released label's rows spread
 -- evenly over the original values it covers (mass = rows / covered values); suppressed rows
 -- carry no mass. Returns D = Σ p·log2(p/q), the entropy H of the original values, and how many
