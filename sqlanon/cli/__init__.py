@@ -6,7 +6,6 @@ import getpass
 import io
 import json
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -238,38 +237,7 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
     sys.exit(0 if m.ok else 1)
 
 
-@main.command()
-@click.option("--path", type=click.Path(dir_okay=False), default=None,
-              help="where to create the demo SQLite file (default: a temp file)")
-@click.option("--rows", type=int, default=5000, show_default=True, help="rows of the synthetic clinic table")
-@click.option("--show", type=int, default=8, show_default=True, help="rows shown per query")
-def demo(path: str | None, rows: int, show: int) -> None:
-    """Create a demo SQLite database and run queries raw and anonymized side by side."""
-    from sqlanon import demo as d
-
-    target = Path(path) if path else Path(tempfile.mkdtemp(prefix="sqlanon-demo-")) / "demo.db"
-    url = d.create(target, rows)
-    click.echo(f"demo database: {target} (patients: seed 001 Tabelle 1; clinic: {rows} synthetic rows; "
-               "stays: one to four per clinic patient)\n")
-    with api.connect(url, d.POLICY) as s:
-        raw = s.db.raw_connection()
-        try:
-            for sql in d.QUERIES:
-                click.echo(f"=== {sql}")
-                cur = raw.cursor()
-                cur.execute(sql)
-                click.echo("--- raw (what sqlanon never lets out):")
-                click.echo(_table([c[0] for c in cur.description], cur.fetchall(), show))
-                res = s.execute(sql)
-                click.echo("--- anonymized:")
-                click.echo(_table(res.columns, res.rows, show))
-                click.echo("--- report:")
-                click.echo(str(res.report) + "\n")
-        finally:
-            raw.close()
-
-
-
 # the commands of the other modules register themselves on ``main``
 from sqlanon.cli import catalog as _catalog_commands  # noqa: E402,F401
+from sqlanon.cli import demo as _demo_commands  # noqa: E402,F401
 from sqlanon.cli import proxy as _proxy_commands  # noqa: E402,F401

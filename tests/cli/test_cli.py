@@ -81,7 +81,7 @@ def test_explain(db_url, tmp_path):
 
 def test_demo_runs(tmp_path):
     """The embedded default: no server, one run."""
-    out = sqlanon("demo", "--path", str(tmp_path / "demo.db"), "--rows", "800", "--show", "3")
+    out = sqlanon("demo", "--dir", str(tmp_path / "demo"), "--rows", "800", "--show", "3")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("--- anonymized:") == 4 and "k-anonymity" in out.stdout
+    assert out.stdout.count("--- report:") == 4 and "k-anonymity" in out.stdout
     assert "k-anonymity over persons" in out.stdout  # the join of clinic and stays
