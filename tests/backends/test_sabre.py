@@ -124,7 +124,7 @@ def test_sabre_release_satisfies_k_l_and_t(db_url, rows, k, t, l, lo):  # noqa: 
 def test_explain_shows_a_probe_and_auto_takes_sabre_for_t(db_url):
     load_table(db_url, "ex", [("age", "int"), ("s", "text")], [(a, "xyz"[a % 3]) for a in range(30)])
     pol = {"tables": {"ex": {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10]}},
-                             "sensitive": {"s": {}}, "privacy": {"k": 3, "t": 0.2, "max_suppression": 0.5}}}}
+                             "sensitive": {"s": {}}, "privacy": {"k": 3, "t": 0.2, "max_suppression": 1.0}}}}
     with connect(db_url, policy=pol) as db:
         plan = db.explain("SELECT age, s FROM ex")
         res = db.execute("SELECT age, s FROM ex")
