@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator
 
 import sqlglot
 from sqlglot import exp
@@ -21,12 +21,12 @@ from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
+from sqlanon.finish.store import Store, Target
 from sqlanon.parse import Parsed, parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Overrides, Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.pushdown.persons import per_person
-from sqlanon.sql.templates import col, table
 from sqlanon.verify import Measurement, enforce, measure_table, verify
 from sqlanon.verify.noise import SCALE as NOISE_SCALE
 from sqlanon.verify.noise import noisy
@@ -46,40 +46,6 @@ class Result:
 def _requirement(analysis: Analysis, overrides: Overrides) -> Requirement:
     assert analysis.policy is not None
     return analysis.policy.requirement.tightened(overrides, analysis.policy.sensitive)
-
-
-class Recoder(Protocol):
-    """Keeps a stored release consistent with the earlier releases of its table (the catalog's
-    memory of what each row was released as): complementary-release and temporal attacks."""
-
-    def prepare(self, frag: Fragment, method: str, ctx: RunContext) -> Fragment:
-        """The fragment with the row-key columns the memory needs (or as it is)."""
-
-    def narrow(self, frag: Fragment, src: str, ctx: RunContext) -> str:
-        """The selected rows the method is to anonymize (those not released before, or all)."""
-
-    def pin(self, frag: Fragment, src: str, released: str, ctx: RunContext) -> str:
-        """The release with every row released before under its earlier generalization, or a
-        refusal, as the policy says."""
-
-    def check(self, frag: Fragment, released: str, req: Requirement, ctx: RunContext,
-              numbers: tuple[str, ...]) -> list[str]:
-        """Refuse when this release and the earlier ones together break a model (``numbers``:
-        quasi-identifiers released as numbers); notes."""
-
-    def remember(self, frag: Fragment, released: str, ctx: RunContext) -> None:
-        """Record what each row of this release was released as."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where ``materialize`` stores a release: a new table (or, with ``refresh``, the earlier
-    release's table, rewritten), and optionally a view over it."""
-
-    table: str
-    view: str | None = None
-    refresh: bool = False
-    recoder: Recoder | None = None
 
 
 @contextmanager
@@ -132,7 +98,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
     front = time.perf_counter() - t0
     # a pass-through runs as the login, which cannot read a protected table (sqlanon.access)
     with RunContext(db, live=live, timed=timed, created=[] if created is None else created,
-                    progress=progress, restricted=analysis.policy is None) as ctx:
+                    progress=progress, restricted=analysis.policy is None) as ctx, \
+            _storing(into, analysis, ctx) as store:
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):
@@ -147,7 +114,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         with ctx.in_stage("plan"):
             chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
         method = REGISTRY[chosen.method](req)
-        recoder = into.recoder if into is not None else None
+        recoder = store.into.recoder if store is not None else None
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
             if recoder is not None:
@@ -209,10 +176,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 cur = ctx.execute(finish)
                 columns, rows = _fetch(cur)
             else:
-                _store(into, frag, release.table, ctx)
-                if recoder is not None:
-                    recoder.remember(frag, release.table, ctx)
-                ctx.commit()
+                assert store is not None
+                store.write(frag, release.table, ctx)
                 columns, rows = [], []
         # an answer counts exactly only what it releases: where the method withheld rows, the
         # selection's size is read with noise (a materialized release is the administrator's)
@@ -223,7 +188,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                                  "an answer counts exactly only the rows it releases")
         report = Report(
             table=frag.policy.table, method=chosen.method, rule=chosen.rule,
-            requirement=_describe(req), predicate=_predicate(frag, db),
+            requirement=_describe(req, frag), predicate=_predicate(frag, db),
             selections={t: db.backend.render(c) if c is not None else None for t, c, _ in frag.selections()}
             if frag.link is not None else {},
             rows_in=rows_in,
@@ -239,7 +204,28 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             seconds=dict(ctx.timings),
             notes=linked + release.notes + measured.notes,
         )
+        if store is not None:
+            with ctx.in_stage("commit"):
+                store.commit(report, ctx)
+            report.seconds = dict(ctx.timings)
         return Result(columns, rows, report), ctx, chosen
+
+
+@contextmanager
+def _storing(into: Target | None, analysis: Analysis, ctx: RunContext) -> Iterator[Store | None]:
+    """A stored release's lock and names (finish/store.py), taken before anything is read; on
+    a failure, what the run made is dropped before the run's temp tables are."""
+    if into is None or analysis.policy is None or not ctx.live:
+        yield None
+        return
+    store = Store(analysis.policy.table, into)
+    with ctx.in_stage("lock"):
+        store.open(ctx)
+    try:
+        yield store
+    except BaseException:
+        store.abandon(ctx)
+        raise
 
 
 @dataclass(frozen=True)
@@ -273,15 +259,10 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
     that a refresh rewrites the rows of the release it names."""
     if policy.for_table(table) is None:
         raise PolicyError(f"no policy names table {table!r}: only a protected table is materialized")
+    if into.refresh and into.view is not None:
+        raise QueryRejected("refresh with a new view", "a refresh rewrites the release's table; its views stay")
+    # the names are checked under the table's lock, when the run begins (finish/store.py)
     db.refresh_schema()
-    if into.refresh:
-        if into.view is not None:
-            raise QueryRejected("refresh with a new view", "a refresh rewrites the release's table; its views stay")
-        if into.table.lower() not in db.tables:
-            raise QueryRejected("refresh of a missing table", f"{into.table} does not exist: materialize it first")
-    for name in filter(None, (None if into.refresh else into.table, into.view)):
-        if name.lower() in db.tables or name.lower() in db.views:
-            raise QueryRejected("existing table", f"{name} exists; sqlanon never replaces a table or view")
     query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(db.spelling.get(table.lower(), table),
                                                                           quoted=True)))
     if where is not None:
@@ -293,28 +274,6 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
                        guard=guard)
     db.refresh_schema()
     return result.report
-
-
-def _store(into: Target, frag: Fragment, released: str, ctx: RunContext) -> None:
-    """The release as a table of its own, rows inserted in random order (no order that follows
-    the source: unsorted matching, Sweeney 2002), and the view over it. A refresh replaces the rows
-    of the earlier release's table in one transaction; its view stays as it is."""
-    columns = [col(c) for c in frag.released_columns]
-    rows = exp.select(*columns).from_(table(released)).order_by(exp.Rand())
-    if into.refresh:
-        ctx.run(exp.Transaction())
-        ctx.run(exp.Delete(this=table(into.table)))
-        ctx.run(exp.Insert(this=exp.Schema(this=table(into.table), expressions=[c.this.copy() for c in columns]),
-                           expression=rows))
-        ctx.run(exp.Commit())
-        return
-    ctx.run(exp.Create(this=table(into.table), kind="TABLE", expression=rows))
-    if into.view is not None:
-        ctx.run(exp.Create(this=table(into.view), kind="VIEW", expression=exp.select(exp.Star()).from_(table(into.table))))
-    # the pipeline's role made the release; the login reads it (further grants are the admin's)
-    for name in filter(None, (into.table, into.view)):
-        for statement in ctx.backend.share(name) if ctx.db.reader is not None else ():
-            ctx.run_text(statement)
 
 
 def check(db: Database, policy: Policy, table: str) -> Measurement:
@@ -377,7 +336,14 @@ def _fetch(cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
         cur.close()
 
 
-def _describe(req: Requirement) -> dict[str, Any]:
+def _person(name: str, frag: Fragment) -> str:
+    """A column that recognises persons, as the policy names it: a joined release carries the
+    links' identifier columns under internal names."""
+    column = frag.link.columns.get(name) if frag.link is not None else None
+    return f"{column.table}.{column.name}" if column is not None else f"{frag.policy.table}.{name}"
+
+
+def _describe(req: Requirement, frag: Fragment) -> dict[str, Any]:
     d: dict[str, Any] = {"k": req.k}
     if req.alpha is not None:
         protect = "all" if req.alpha.protect is None else list(req.alpha.protect)
@@ -389,6 +355,6 @@ def _describe(req: Requirement) -> dict[str, Any]:
     if req.t is not None:
         d["t"] = {"value": req.t.value, "attribute": req.t.attribute, "distance": req.t.distance}
     if req.persons:
-        d["persons"] = {"k": req.persons[0].value, "columns": [p.attribute for p in req.persons]}
+        d["persons"] = {"k": req.persons[0].value, "columns": [_person(p.attribute, frag) for p in req.persons]}
     d["max_suppression"] = req.max_suppression
     return d

@@ -74,7 +74,8 @@ def requirement_text(req: dict[str, Any]) -> str:
             parts.append(f"t={_number(v['value'])} on {v.get('attribute')} ({v.get('distance')} distance: every "
                          "class's distribution at most t from the selection's)")
         elif key == "persons" and isinstance(v, dict):
-            parts.append(f"at least {v.get('k')} distinct persons per class")
+            by = ", ".join(v.get("columns") or [])
+            parts.append(f"at least {v.get('k')} distinct persons per class" + (f" (persons recognised by {by})" if by else ""))
         elif key == "max_suppression" and isinstance(v, (int, float)):
             parts.append(f"max_suppression={_number(v)} (at most {float(v):.0%} of the selected rows suppressed)")
         else:

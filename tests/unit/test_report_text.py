@@ -15,7 +15,7 @@ def joined() -> Report:
         requirement={"k": 17, "alpha": {"value": 0.3, "attribute": "diagnosis", "protect": ["HIV", "Herzinfarkt"]},
                      "l": {"value": 3, "attribute": "diagnosis", "variant": "recursive", "c": 2},
                      "t": {"value": 0.2, "attribute": "diagnosis", "distance": "hierarchical"},
-                     "persons": {"k": 5, "columns": ["sqlanon_person_0"]}, "max_suppression": 0.05},
+                     "persons": {"k": 5, "columns": ["clinic.patient_id"]}, "max_suppression": 0.05},
         rows_in=100, rows_released=96, rows_withheld=4, rows_generalized=1, rows_suppressed=5, classes=4,
         checks=[{"criterion": "k-anonymity", "ok": True, "measured": "smallest class 17 (k=17)"}],
         kl_divergence={"age": 0.25, "zip": math.inf}, kl_sum=math.inf, discernibility=2700, avg_class_size=1.41,
@@ -39,7 +39,7 @@ def test_no_reprs_and_no_internal_names():
     assert ("requirement k=17 (every class at least 17 rows); alpha=0.3 on diagnosis (no protected value above 30% "
             "of a class; protected: HIV, Herzinfarkt); l=3 on diagnosis (recursive (c=2, l=3)-diversity); t=0.2 on "
             "diagnosis (hierarchical distance") in text
-    assert "at least 5 distinct persons per class; max_suppression=0.05 (at most 5% of the selected rows" in text
+    assert "at least 5 distinct persons per class (persons recognised by clinic.patient_id); max_suppression=0.05 (at most 5% of the selected rows" in text
 
 
 def test_json_is_the_same_report_as_data():
