@@ -22,6 +22,7 @@ from sqlanon.hierarchy import (
 )
 from sqlanon.policy.model import (
     METHODS,
+    METRICS,
     Alpha,
     Closeness,
     Diversity,
@@ -36,7 +37,7 @@ from sqlanon.policy.model import (
 TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
                 "sensitive_predicates",
-                "difference_window", "across_releases"}
+                "difference_window", "across_releases", "consistent", "metric"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET = {"epsilon": "differential privacy"}
 
@@ -219,9 +220,15 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
     where = spec.get("sensitive_predicates", "released")
     if where not in ("released", "stored"):
         raise PolicyError(f"privacy.sensitive_predicates must be released or stored, got {where!r}", table=table)
+    consistent = spec.get("consistent", False)
+    if not isinstance(consistent, bool):
+        raise PolicyError(f"privacy.consistent must be true or false, got {consistent!r}", table=table)
+    metric = spec.get("metric", "loss")
+    if metric not in METRICS:
+        raise PolicyError(f"privacy.metric must be one of {', '.join(METRICS)}, got {metric!r}", table=table)
     return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
                        few_rows=few, min_rows=min_rows, difference_window=window, across_releases=across,
-                       sensitive_predicates=where)
+                       sensitive_predicates=where, consistent=consistent, metric=metric)
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing")
+METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing", "global")
+#: what ``method: global`` minimizes (anonymize/global_recoding.py)
+METRICS = ("loss", "kl", "discernibility", "entropy")
 #: methods that release numeric quasi-identifiers as numbers (group means), not as labels
 MICROAGGREGATION = ("mdav", "vmdav")
 
@@ -118,6 +120,12 @@ class Requirement:
     #: depend on a sensitive value the answer does not show) or ``stored`` (in the pushdown,
     #: on the stored rows: the policy accepts that oracle)
     sensitive_predicates: str = "released"
+    #: one generalization per column for the whole release (full-domain recoding): ``auto``
+    #: then chooses ``global``
+    consistent: bool = False
+    #: the information loss ``global`` minimizes: ARX's ``loss`` (default), ``kl``,
+    #: ``discernibility`` or non-uniform ``entropy``
+    metric: str = "loss"
 
     def tightened(self, o: "Overrides", sensitive: tuple["Sensitive", ...] = ()) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter (or name another
