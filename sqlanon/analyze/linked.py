@@ -307,6 +307,8 @@ def _merged_policy(name: str, tables: tuple[str, ...], policies: dict[str, Table
         k=max(r.k for r in reqs), max_suppression=min(r.max_suppression for r in reqs), method=method,
         few_rows=min(r.few_rows for r in reqs), min_rows=max(r.min_rows for r in reqs),
         difference_window=max(r.difference_window for r in reqs), across_releases="off",
+        consistent=any(r.consistent for r in reqs),
+        metric=reqs[0].metric if len({r.metric for r in reqs}) == 1 else "loss",
         **models)  # type: ignore[arg-type]
     return TablePolicy(
         table=name, identifiers=(),

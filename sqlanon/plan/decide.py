@@ -9,6 +9,7 @@
    when neither l nor t is asked ((α,k) builds neither); distinct l over numeric
    quasi-identifiers with many rows → V-MDAV; Mondrian for the rest (it keeps k, α and l).
 The rows are counted (a pushed-down COUNT(*)) only when the rule depends on them.
+``privacy.consistent: true`` → global recoding (one generalization per column), before all of these.
 Joins over several databases (D2Pt) and DP do not exist here; such queries are rejected earlier.
 """
 from __future__ import annotations
@@ -63,6 +64,8 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
                                 "allows", req, cls, ("mondrian",))
         return Plan(method, f"auto: {cls} → {rule}", req, cls)
 
+    if req.consistent:
+        return _consistent(analysis.policy.table, req, cls)
     unsliceable = [m for m, v in (("t", req.t), ("alpha", req.alpha)) if v is not None]
     if req.l is not None and req.l.variant == "recursive":
         unsliceable.append("recursive (c,l)")
@@ -87,6 +90,20 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
         return chosen("vmdav", f"V-MDAV (distinct l over numeric quasi-identifiers, {size}{detour})")
     asked = ", ".join(["k"] + [name for name, v in (("α", req.alpha), ("l-diversity", req.l)) if v is not None])
     return chosen("mondrian", f"Mondrian partitioning (its cuts keep {asked}; {size}{detour})")
+
+
+def _consistent(table: str, req: Requirement, cls: Classification) -> Plan:
+    """``consistent: true``: one generalization per column for the whole release, so that a
+    label means the same in every row and two extracts join — what global (full-domain)
+    recoding gives, and the local methods do not."""
+    missing = [name for name, v in (("α", req.alpha), ("t-closeness", req.t)) if v is not None]
+    if req.l is not None and req.l.variant != "distinct":
+        missing.append(f"{req.l.variant} l-diversity")
+    if missing:
+        raise PolicyError(f"privacy.consistent asks for global recoding, which builds k-anonymity and distinct "
+                          f"l-diversity, not {', '.join(missing)}", table=table)
+    return Plan("global", f"auto: {cls} → global recoding (consistent: true asks for one generalization per "
+                          f"column; the optimum under privacy.metric {req.metric})", req, cls)
 
 
 def _one_attribute(req: Requirement) -> bool:

@@ -167,3 +167,15 @@ def test_no_node_of_the_lattice_is_better(db_url, tmp_path, rows, k, limit):
                  for i in range(3))
     assert best is not None
     assert _loss(released, node, n) <= best + 1e-9
+
+
+def test_consistent_chooses_global(adult_url, datasets):
+    """``consistent: true`` (method auto) → global recoding; with a model it cannot build, refused."""
+    p = adult_policy(datasets, 5, consistent=True, method="auto")
+    with connect(adult_url, policy=p) as db:
+        res = db.execute(f"SELECT age, sex, race FROM adult WHERE {COMPLETE}")
+    assert res.report.method == "global" and "consistent: true" in res.report.rule
+    p["tables"]["adult"]["privacy"]["t"] = {"value": 0.2, "distance": "equal"}
+    with pytest.raises(sqlanon.errors.PolicyError, match="consistent asks for global recoding"):
+        with connect(adult_url, policy=p) as db:
+            db.execute(f"SELECT age, sex, race FROM adult WHERE {COMPLETE}")
