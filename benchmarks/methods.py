@@ -15,10 +15,12 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
   (k=5: KL sum 0.187, discernibility 1.55e6) and anjana;
 - ``sabre_l3_t02``: SABRE with sensitive occupation, k=5, l=3, t=0.2 (equal distance);
 - ``slicing_l3``: slicing with sensitive occupation, k=5, l=3, against a client-side slicing in
-  the same run (fetch, sort, the same number of buckets, pandas shuffles per column group).
+  the same run (fetch, sort, the same number of buckets, pandas shuffles per column group);
+- ``global_k5`` and ``global_k10``: global (full-domain) recoding, k=5 and k=10, 4 % suppression
+  limit, ARX's loss (issue 23); the report's notes give the lattice search.
 
 Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
-        [--methods alpha_k,mondrian,sabre,slicing] [--skip-client] [--json out.json]
+        [--methods alpha_k,mondrian,sabre,slicing,global] [--skip-client] [--json out.json]
         [--repeat N]   (N warm runs of each sqlanon configuration in one process; the fastest
                         is reported, all in "walls")
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
@@ -100,6 +102,10 @@ PARTITIONS = {
     "sabre": {"sabre_l3_t02": {"method": "sabre", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
                                "max_suppression": 0.4}},
     "slicing": {"slicing_l3": {"method": "slicing", "k": 5, "l": 3, "max_suppression": 0}},
+    # global (full-domain) recoding, ARX's optimum under its loss with a 4 % suppression limit
+    # (issue 23: on Adult's complete rows levels 3,1,0,0,0,1 for k=5 and 3,1,1,0,0,1 for k=10)
+    "global": {"global_k5": {"method": "global", "k": 5, "max_suppression": 0.04},
+               "global_k10": {"method": "global", "k": 10, "max_suppression": 0.04}},
 }
 #: the column groups sqlanon's slicing finds on Adult (Cramér's V ≥ 0.3), for the client-side run
 SLICE_GROUPS = [["age"], ["education"], ["marital_status", "sex"], ["race", "native_country"], ["occupation"]]
@@ -157,7 +163,9 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: di
             "generalized": rep.rows_generalized,
             "suppressed": selected - rep.rows_released + rep.rows_generalized, "kl_sum": round(rep.kl_sum, 4),
             "discernibility": rep.discernibility, "classes": rep.classes, "statements": rep.statements,
-            "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss()}
+            "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss(),
+            **({"lattice": [n for n in rep.notes if n.startswith("global recoding")]}
+               if rep.method == "global" else {})}
 
 
 def fetch_rows(url: str, table: str, cols: list[str]) -> tuple[list, float]:
