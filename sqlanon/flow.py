@@ -198,6 +198,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             checks=[{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in measured.verdicts],
             kl_divergence=measured.kl, kl_sum=measured.kl_sum, discernibility=measured.discernibility,
             information_loss=measured.information_loss,
+            arx_loss=measured.arx_loss, nu_entropy=measured.nu_entropy,
             avg_class_size=(measured.rows_released / measured.classes / req.k) if measured.classes else None,
             levels=_levels(frag, release.levels, release.aggregated), statements=len(ctx.statements),
             buckets=measured.buckets.listed if measured.buckets else [],

@@ -35,6 +35,10 @@ class Report:
     discernibility: int = 0
     #: IL = SSE/SST in percent (microaggregation, Domingo-Ferrer & Mateo-Sanz 2002)
     information_loss: float | None = None
+    #: ARX's loss ("granularity": generalization/suppression factor 0.5, weights 1, geometric
+    #: mean) and the non-uniform entropy of the generalized quasi-identifiers (metrics/arx.py)
+    arx_loss: float | None = None
+    nu_entropy: float | None = None
     avg_class_size: float | None = None
     levels: dict[str, dict[str, int]] = field(default_factory=dict)
     #: a sliced release: every bucket (bucket, rows, l of its link to the sensitive value)

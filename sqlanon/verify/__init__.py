@@ -15,6 +15,7 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused, SuppressionExceeded
+from sqlanon.metrics.arx import arx_measures, arx_statement
 from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
 from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
@@ -38,6 +39,10 @@ class Measurement:
     discernibility: int = 0
     #: IL = SSE/SST in percent, for microaggregated quasi-identifiers
     information_loss: float | None = None
+    #: ARX's loss (granularity) and the non-uniform entropy of the generalized quasi-identifiers
+    #: (metrics/arx.py); None without such quasi-identifiers
+    arx_loss: float | None = None
+    nu_entropy: float | None = None
     #: a sliced release's buckets
     buckets: Buckets | None = None
     notes: list[str] = field(default_factory=list)
@@ -76,9 +81,11 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     released_cells, names, stats = _classes(frag, released, req, ctx, aggregated, read)
     # the KL statement is written while the database counts the released rows
     measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
-    kl = kl_statement([frag.qis[i] for i in measured], Selection(
-        selection.table, [selection.values[i] for i in measured], selection.count), released_cells,
-        [names[i] for i in measured], m.rows_in, ctx)
+    measured_selection = Selection(selection.table, [selection.values[i] for i in measured], selection.count)
+    kl = kl_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
+                      [names[i] for i in measured], m.rows_in, ctx)
+    arx = arx_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
+                        [names[i] for i in measured], ctx)
     values = _statistics(stats, ctx)
     if not ctx.live:
         return m
@@ -86,6 +93,10 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.discernibility += m.rows_withheld * m.rows_in
     m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl_divergences(kl, len(measured), ctx))}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
+    if not slices:  # a sliced release keeps values exact; its loss is in the links, not the labels
+        found = arx_measures(arx, [frag.qis[i] for i in measured], m.rows_in, m.rows_withheld, ctx)
+        if found is not None:
+            m.arx_loss, m.nu_entropy = found.loss, found.entropy
     ctx.drop(released_cells, *([selection.table] if selection.table != counts else []))
     return m
 

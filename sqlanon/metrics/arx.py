@@ -1,0 +1,93 @@
+"""ARX's measures of a release: its loss ("granularity") and non-uniform entropy.
+
+Measured from the released rows and the selection alone, whatever method made the release, with
+the label tables of the KL divergence (metrics/kl_divergence.py: every original value of the
+selection with every label it takes at some level):
+
+- **loss** (ARX's MetricMDNMLoss with its defaults: generalization/suppression factor 0.5,
+  weights 1, geometric mean; after Iyengar 2002): per quasi-identifier, Σ over released rows of
+  their label's domain share plus 1 per withheld row, normalized between every row at level 0
+  (T / domain size) and every row at the root (T); the release's loss is ∏(1 + loss_i)^(1/m) − 1.
+  A label's domain share is, for a taxonomy, ARX's: the share of the hierarchy file's leaves
+  below it; for the other hierarchies the share of the selection's distinct values it covers.
+- **non-uniform entropy** (ARX's MetricMDNUEntropy, after de Waal & Willenborg 1999, Prasser
+  et al. 2014): Σ over quasi-identifiers and rows of log2(rows of the selection under the
+  row's released label / rows with the row's original value); a withheld row counts as released
+  at the root (log2 T / rows with its value). ARX charges its outliers a slightly different
+  term; this is the textbook definition.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.context import RunContext, Written
+from sqlanon.hierarchy import TaxonomyHierarchy
+from sqlanon.metrics.kl_divergence import Selection, _distribution, _labels
+from sqlanon.policy.model import QuasiIdentifier
+from sqlanon.sql.templates import Owned, col, lit, render
+
+
+@dataclass(frozen=True)
+class ArxMeasures:
+    loss: float
+    #: per quasi-identifier
+    loss_parts: dict[str, float]
+    entropy: float
+
+
+def arx_statement(qis: list[QuasiIdentifier], selection: Selection, released_cells: str,
+                  released_names: list[str], ctx: RunContext) -> Written | None:
+    """One statement, one row per quasi-identifier: the released rows' Σ domain share, Σ ln of
+    the selection rows under their label, and of the selection per quasi-identifier the domain
+    size (distinct values) and Σ n·ln n over its values (verify/arx.sql)."""
+    if not qis:
+        return None
+    be = ctx.backend
+    parts = []
+    for i, (q, value, name) in enumerate(zip(qis, selection.values, released_names)):
+        h = q.hierarchy
+        share: exp.Expression = exp.Div(this=exp.cast(col("vals", "l"), "DOUBLE"), expression=col("d", "u"))
+        if isinstance(h, TaxonomyHierarchy):
+            leaves = _leaves(h)
+            share = exp.Case(ifs=[exp.If(this=exp.EQ(this=col("lbl", "l"), expression=be.binary_text(
+                exp.Literal.string(label))), true=exp.Literal.number(repr(n / len(h.rows))))
+                for label, n in leaves.items()], default=share)
+        parts.append(render("verify/arx", qi=lit(i), labels=Owned(_labels(q, _distribution(value, selection), be)),
+                            dist=_distribution(value, selection).subquery(), share=share,
+                            released_cells=released_cells, released_value=col(name)))
+    statement = exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]
+    return ctx.write_ahead(statement)
+
+
+def _leaves(h: TaxonomyHierarchy) -> Counter:
+    """Each label's leaves in the taxonomy file (a label found at several levels: the most)."""
+    out: Counter = Counter()
+    for lv in range(1, h.height + 1):
+        for label, n in Counter(r[lv] for r in h.rows).items():
+            out[label] = max(out[label], n)
+    for r in h.rows:
+        out[r[0]] = max(out[r[0]], 1)
+    return out
+
+
+def arx_measures(statement: Written | None, qis: list[QuasiIdentifier], rows_in: int, rows_withheld: int,
+                 ctx: RunContext) -> ArxMeasures | None:
+    """ARX's loss and the non-uniform entropy from ``arx_statement``'s rows."""
+    if statement is None or rows_in <= 0:
+        return None
+    t = float(rows_in)
+    parts: dict[str, float] = {}
+    entropy = 0.0
+    for i, shares, logs, domain, own in ctx.query(statement):
+        q = qis[int(i)]
+        size = float(len(q.hierarchy.rows)) if isinstance(q.hierarchy, TaxonomyHierarchy) else float(domain or 1)
+        low = t / size
+        value = float(shares or 0) + rows_withheld
+        parts[q.column] = max((value - low) / (t - low), 0.0) if t > low else 0.0
+        entropy += (float(logs or 0) + rows_withheld * math.log(t) - float(own or 0)) / math.log(2)
+    loss = math.prod(1.0 + p for p in parts.values()) ** (1.0 / len(parts)) - 1.0 if parts else 0.0
+    return ArxMeasures(loss, parts, max(entropy, 0.0))
