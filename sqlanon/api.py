@@ -12,9 +12,11 @@ from typing import Any, Callable
 from sqlanon.access import DEFAULT_READER, UNENFORCED, enforce
 from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
+from sqlanon.backends.faults import translated
 from sqlanon.catalog import Catalog, open_catalog
 from sqlanon.catalog.consistency import Consistency
 from sqlanon.catalog.differencing import check_differencing
+from sqlanon.catalog.ledger import Ledger
 from sqlanon.catalog.policies import stored_policy
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
@@ -66,9 +68,9 @@ class Session:
         self.last_temp_tables = []
         t0 = time.perf_counter()
         try:
-            result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
-                                      created=self.last_temp_tables,
-                                      progress=progress, guard=self._guard())
+            with translated(self.db.backend):
+                result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+                                          created=self.last_temp_tables, progress=progress, guard=self._guard())
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
             raise
@@ -80,25 +82,28 @@ class Session:
                 log.warning("sqlanon: %s", UNENFORCED)
         if self.catalog is None and r.table is not None:
             r.notes.append(NO_CATALOG)
-        self._log_release(r)
+        with translated(self.db.backend):
+            self._log_release(r)
         self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
                     method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
                     rows=len(result.rows))
         return result
 
-    def record(self, sql: str, decision: str, **fields: Any) -> None:
+    def record(self, sql: str, decision: str, *, failing: bool = False, **fields: Any) -> None:
         """One audit event for ``sql`` under this session's client (front-ends that relay
-        pass-through statements themselves report them here)."""
-        self.audit.record(AuditEvent(self.client, self.front_end, sql, decision, **fields))
+        pass-through statements themselves report them here). ``failing``: see Audit.record."""
+        self.audit.record(AuditEvent(self.client, self.front_end, sql, decision, **fields), failing=failing)
 
     def _record(self, sql: str, e: SqlanonError, seconds: float) -> None:
         if isinstance(e, QueryRejected):
-            self.record(sql, "rejected", construct=e.construct, message=e.message, seconds=seconds)
+            self.record(sql, "rejected", construct=e.construct, message=e.message, seconds=seconds, failing=True)
         elif isinstance(e, ReleaseRefused):
-            self.record(sql, "refused", message=e.message, seconds=seconds)
+            self.record(sql, "refused", message=e.message, seconds=seconds, failing=True)
         else:
-            self.record(sql, "error", message=e.message, seconds=seconds)
+            self.record(sql, "error", message=e.message, seconds=seconds, failing=True)
 
+        # the error on its way out is the one to tell: a catalog that cannot take its event
+        # (the same lost connection, the same lock) is logged below warnings
     def as_client(self, client: str, front_end: str, policy: Policy | None = None) -> "Session":
         """A session over the same database and audit sinks for another caller (one client of
         the proxy), under its own identity and, when given, its own policy. Closing it would
@@ -113,7 +118,8 @@ class Session:
         table (run it with ``execute``); raises QueryRejected where ``execute`` would. Runs
         nothing: a front-end that relays pass-through statements itself (the proxy) asks here."""
         try:
-            return admit(self.db, self.policy, sql)
+            with translated(self.db.backend):
+                return admit(self.db, self.policy, sql)
         except QueryRejected as e:
             self._record(sql, e, 0.0)
             raise
@@ -122,7 +128,8 @@ class Session:
              t: float | None = None, method: str | None = None) -> Plan | None:
         """The method ``sql`` would be anonymized with, the query's class and the rule that fired
         (John's thesis, §5); None when it reads no protected table. Sends only a COUNT(*)."""
-        return choose(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method))
+        with translated(self.db.backend):
+            return choose(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method))
 
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
                     k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
@@ -135,24 +142,29 @@ class Session:
         With a catalog, the release is logged and kept consistent with every earlier stored
         release of ``table`` (``privacy.across_releases``); ``refresh`` rewrites the earlier
         release ``into`` from the table's current rows, keeping each remaining row's class and
-        refusing when old and new release together would break the policy."""
+        refusing when old and new release together would break the policy.
+
+        The table, the view and the release log's row are made together or not at all, and the
+        materializations of one table one after the other (finish/store.py): a run killed half
+        way leaves nothing, or what the next materialize or refresh of the table removes."""
         t0 = time.perf_counter()
         what = f"materialize {table} into {into}" + (f" where {where}" if where else "") + (" refresh" * refresh)
         try:
-            report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh), where=where,
-                                 overrides=Overrides(k, alpha, l, t, method), progress=progress,
-                                 guard=self._guard(rows=False))
+            with translated(self.db.backend):
+                report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh),
+                                     where=where, overrides=Overrides(k, alpha, l, t, method), progress=progress,
+                                     guard=self._guard(rows=False))
         except SqlanonError as e:
             self._record(what, e, time.perf_counter() - t0)
             raise
-        self._log_release(report, target=into)
         self.record(what, "anonymized", table=report.table, method=report.method, seconds=time.perf_counter() - t0,
                     rows=report.rows_released)
         return report
 
     def releases(self, table: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The release log, newest first (needs a catalog)."""
-        return self._catalog().releases(table, limit)
+        with translated(self.db.backend):
+            return self._catalog().releases(table, limit)
 
     def _target(self, table: str, into: str, view: str | None, refresh: bool) -> Target:
         tp = self.policy.for_table(table)
@@ -161,10 +173,9 @@ class Session:
                 raise BackendError("a refresh keeps the earlier release consistent through the catalog's memory of "
                                    "it: this database has no catalog")
             return Target(into, view)
-        if refresh and not self.catalog.released_into(tp.table, into):
-            raise QueryRejected("refresh of a table sqlanon did not release", f"{into} is no stored release of "
-                                f"{tp.table} in the release log")
-        return Target(into, view, refresh, Consistency(self.catalog, tp.table, into, tp.requirement.across_releases))
+        # whether a refresh's table is a stored release is read under the table's lock
+        return Target(into, view, refresh, Consistency(self.catalog, tp.table, into, tp.requirement.across_releases),
+                      Ledger(self.catalog, self.client, self.front_end))
 
     def _catalog(self) -> Catalog:
         if self.catalog is None:
@@ -187,7 +198,8 @@ class Session:
     def check(self, table: str) -> Measurement:
         """Measure ``table`` as it is stored — a release made by anyone — against the policy's
         models for it: the classes over its quasi-identifiers and every model's verdict."""
-        return check(self.db, self.policy, table)
+        with translated(self.db.backend):
+            return check(self.db, self.policy, table)
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None, analyze: bool = False,
@@ -204,8 +216,9 @@ class Session:
     def explanation(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                     t: float | None = None, method: str | None = None, analyze: bool = False) -> Explanation:
         """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON)."""
-        result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
-                                  live=analyze, timed=analyze)
+        with translated(self.db.backend):
+            result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+                                      live=analyze, timed=analyze)
         return Explanation(f"{self.db.backend.name} ({self.db.backend.server_version})",
                            chosen.method if chosen else None, chosen.rule if chosen else None, result.report,
                            tuple(ctx.statements), analyze)
@@ -216,8 +229,13 @@ class Session:
     def __enter__(self) -> "Session":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *_: object) -> None:
+        try:
+            self.close()
+        except Exception as e:  # noqa: BLE001 - the error on its way out is the one to tell
+            if kind is None:
+                raise
+            log.debug("sqlanon: closing a session after a failure: %s", e)
 
 
 def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
@@ -236,16 +254,17 @@ def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catal
     every report then says that a fault of the analyzer would return raw rows."""
     db = open_database(url, reader=reader_role)
     try:
-        cat = None if catalog is False else open_catalog(db, create=bool(catalog))
-        if policy is None:
-            if cat is None:
-                raise PolicyError("no policy given and the database has no sqlanon catalog to take one from")
-            pol = stored_policy(cat)
-        else:
-            pol = load_policy(policy)
-        check_against_database(pol, db)
-        enforce(db, pol, unrestricted=unrestricted)
-    except SqlanonError:
+        with translated(db.backend):
+            cat = None if catalog is False else open_catalog(db, create=bool(catalog))
+            if policy is None:
+                if cat is None:
+                    raise PolicyError("no policy given and the database has no sqlanon catalog to take one from")
+                pol = stored_policy(cat)
+            else:
+                pol = load_policy(policy)
+            check_against_database(pol, db)
+            enforce(db, pol, unrestricted=unrestricted)
+    except BaseException:
         db.dispose()
         raise
     return Session(db, pol, client=client, front_end=front_end, catalog=cat)

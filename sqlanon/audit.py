@@ -52,9 +52,16 @@ class Audit:
     def __init__(self, sinks: list[Sink] | None = None):
         self.sinks: list[Sink] = [log_sink] if sinks is None else list(sinks)
 
-    def record(self, event: AuditEvent) -> None:
+    def record(self, event: AuditEvent, *, failing: bool = False) -> None:
+        """``failing``: the event is of an error on its way out to the caller, who tells it; a
+        sink that fails then (the same lost connection, the same lock) is logged below warnings."""
         for sink in self.sinks:
             try:
                 sink(event)
-            except Exception:  # noqa: BLE001 - the answer must not depend on the audit sink
-                LOG.exception("audit sink %r failed", sink)
+            except Exception as e:  # noqa: BLE001 - the answer must not depend on the audit sink
+                from sqlanon.backends.faults import fault
+
+                cause = fault(e)
+                LOG.log(logging.INFO if failing else logging.WARNING, "the audit log missed an event (%s): %s",
+                        event.decision, cause.message if cause is not None else f"{type(e).__name__}: {e}")
+                LOG.debug("audit sink %r failed", sink, exc_info=True)

@@ -7,21 +7,35 @@ is sent without waiting for it: the database runs it while the next one is writt
 are waited for when a result is read and at the end of every stage, so the stage timings hold;
 the statements between two such waits run as one transaction (a refusal undoes them all, and
 the temp tables are dropped as after any failure).
+
+Whatever ends a run — success, a refusal, an interrupt, a lost connection — its temp tables and
+locks are gone afterwards, and the error that ended it is the one raised: a failure of the
+cleanup itself is logged, never raised over it. A connection that cannot be cleaned (the driver
+closed it at an interrupt, the server is gone) is never reused: its server session is ended
+from another connection, and the server drops the session's temp tables and locks with it.
 """
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterator, Union
 
+import sqlalchemy as sa
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
-from sqlanon.errors import BackendError
+from sqlanon.backends.faults import fault
+from sqlanon.errors import BackendError, ConnectionLost, Interrupted
 from sqlanon.sql.templates import table
+
+log = logging.getLogger("sqlanon.context")
+
+#: what a run that lost its connection tells (the server ends the session, and its temp tables)
+SESSION_GONE = "nothing was released; the server drops the run's temp tables with the session"
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,14 @@ class RunContext:
     #: the connection has given up the pipeline's identity (``relinquish``) and must take it on
     #: again before its temp tables are dropped and it goes back to the pool
     _relinquished: bool = False
+    #: the session locks this run holds (``lock``), released at its end
+    locks: list[str] = field(default_factory=list)
+    #: the run's connection as SQLAlchemy's (``connection``), None for a restricted run
+    _sa: sa.Connection | None = None
+    #: the server's id of the run's session (Backend.session_id), to end it from elsewhere
+    _session: int | None = None
+    #: what became of the temp tables when the run ended: dropped, or ended with the session
+    ended_session: bool = False
 
     @property
     def backend(self) -> Backend:
@@ -79,30 +101,164 @@ class RunContext:
 
     def __enter__(self) -> "RunContext":
         if self.live:
-            self._conn = self.db.restricted_connection() if self.restricted else self.db.raw_connection()
-            if not self.timed:
-                try:
+            try:
+                if self.restricted:
+                    self._conn = self.db.restricted_connection()
+                else:
+                    self._sa = self.db.engine.connect()
+                    self._conn = self._sa.connection
+            except Exception as e:  # noqa: BLE001 - every driver has its own error tree
+                raise (fault(e, self.backend) or e) from e
+            try:
+                self._session = self.backend.session_id(self._conn)
+                if not self.timed:
                     pipeline = self.backend.pipeline(self._conn)
                     self._pipe = pipeline.__enter__() if pipeline is not None else None
-                except BaseException:
-                    # no __exit__ follows a failed __enter__: the connection goes back here
-                    self._conn.close()
-                    self._conn = None
-                    raise
-                self._pipeline = pipeline
+                    self._pipeline = pipeline
+            except BaseException:
+                # no __exit__ follows a failed __enter__: the connection goes back here
+                self._release(invalidate=False)
+                raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: Any, error: Any, _tb: Any) -> None:
+        failing = kind is not None
+        try:
+            self._tidy(failing)
+        except Exception as e:  # noqa: BLE001 - every driver has its own error tree
+            if not failing:
+                raise (fault(e, self.backend, " while dropping the run's temp tables") or e) from e
+            # the error that ended the run is the one to tell; this one is a consequence
+            log.debug("sqlanon: cleanup after a failed run: %s", e)
+        finally:
+            self._release(invalidate=False)
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
+            raise Interrupted(self.interrupted()) from None
+
+    def interrupted(self) -> str:
+        """What an interrupted run tells: nothing was released, and where its temp tables went."""
+        if self.ended_session:
+            return "interrupted; nothing was released; the run's database session was ended, its temp tables with it"
+        return "interrupted; nothing was released" + ("; temp tables dropped" if self.created else "")
+
+    def _tidy(self, failing: bool) -> None:
+        """Leave the connection as the pool hands it out: no pipeline, no transaction, the
+        pipeline's identity, no temp table, no lock; where it cannot be, end its session."""
+        if self._conn is None:
+            return
+        if not self.backend.connection_open(self._conn):
+            self.end_session()
+            return
         try:
             try:
-                self._leave_pipeline(failing=exc[0] is not None)
+                self._leave_pipeline(failing)
             finally:
-                self._resume()
-                self.drop_temp_tables()
-        finally:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+                if failing:
+                    self.rollback()
+            self._resume()
+            self.drop_temp_tables()
+            self._unlock()
+        except BaseException:
+            # it may still hold a temp table or a lock: it must not go back to the pool
+            self.end_session()
+            raise
+
+    def alive(self) -> bool:
+        """The run's connection can still carry a statement."""
+        return self._conn is not None and self.backend.connection_open(self._conn)
+
+    def rollback(self) -> None:
+        """Undo a transaction a failure left open (a stored release half-written)."""
+        try:
+            self._conn.rollback()
+        except Exception as e:  # noqa: BLE001 - the connection is dropped below if it is broken
+            log.debug("sqlanon: rollback after a failed run: %s", e)
+
+    def end_session(self) -> None:
+        """Give up the run's connection: the server ends its session (its running statement,
+        temp tables and locks) at once, asked from another connection; the pool forgets it."""
+        if self.ended_session:
+            return
+        self.ended_session = True
+        self.temp_tables.clear()
+        self.locks.clear()
+        statement = self.backend.end_session(self._session) if self._session is not None else None
+        self._release(invalidate=True)
+        if statement is None:
+            return
+        try:
+            # as the login itself: a session may end its own login's other sessions
+            other = self.db.restricted_connection()
+            try:
+                cur = other.cursor()
+                cur.execute(self.backend.render(statement))
+                cur.close()
+            finally:
+                other.close()
+        except Exception as e:  # noqa: BLE001 - the server ends the session when it notices the socket closed
+            log.debug("sqlanon: ending the session of a broken connection: %s", e)
+
+    def _release(self, invalidate: bool) -> None:
+        """Hand the connection back to the pool (``invalidate``: closed, never reused)."""
+        conn, sa_conn, self._conn, self._sa = self._conn, self._sa, None, None
+        if conn is None:
+            return
+        if self._pipeline is not None:
+            # left on a broken connection: closed here, where its error is expected (a pipeline
+            # collected unclosed logs one)
+            cm, self._pipeline, self._pipe, self._queued = self._pipeline, None, None, []
+            try:
+                cm.__exit__(None, None, None)
+            except Exception as e:  # noqa: BLE001 - the connection is given up anyway
+                log.debug("sqlanon: leaving pipeline mode on a broken connection: %s", e)
+        try:
+            if invalidate:
+                (sa_conn or conn).invalidate()
+            if sa_conn is not None:
+                sa_conn.close()
+            else:
+                conn.close()
+        except Exception as e:  # noqa: BLE001 - a connection that cannot even close is gone
+            log.debug("sqlanon: closing a run's connection: %s", e)
+
+    def connection(self) -> sa.Connection:
+        """The run's connection as SQLAlchemy's, for statements SQLAlchemy builds (the catalog's
+        rows) in the run's own transaction; the run leaves pipeline mode for it."""
+        if self._sa is None:
+            raise BackendError("a restricted run has no connection for the catalog")
+        self._leave_pipeline(failing=False)
+        return self._sa
+
+    def lock(self, key: str, wait: bool = True) -> bool:
+        """Take the session lock ``key`` (Backend.lock), held until the run ends — or its session:
+        a killed client leaves it free. False where another session holds it and ``wait`` is
+        off; True where the database has no such locks."""
+        statement = self.backend.lock(key, wait)
+        if statement is None or not self.live:
+            return True
+        if not self.scalar(statement):
+            return False
+        self.locks.append(key)
+        return True
+
+    def unlock(self, key: str) -> None:
+        statement = self.backend.unlock(key)
+        if key in self.locks and statement is not None:
+            self.locks.remove(key)
+            self.scalar(statement)
+
+    def _unlock(self) -> None:
+        keys, self.locks = list(reversed(self.locks)), []
+        for key in keys:
+            statement = self.backend.unlock(key)
+            if statement is None:
+                continue
+            cur = self._conn.cursor()
+            try:
+                cur.execute(self.backend.render(statement))
+                cur.fetchall()
+            finally:
+                cur.close()
 
     def relinquish(self, readable: list[str]) -> None:
         """Give up the pipeline's identity: what runs from here on (the finish query, over the
@@ -128,9 +284,7 @@ class RunContext:
             finally:
                 cur.close()
         except Exception:
-            self._conn.invalidate()
-            self._conn = None
-            self.temp_tables.clear()  # they go with the session
+            self.end_session()  # the temp tables go with the session
             raise
 
     def _leave_pipeline(self, failing: bool) -> None:
@@ -174,7 +328,11 @@ class RunContext:
                 self._pipe.sync()
             except Exception:  # noqa: BLE001, S110 - the error itself is what is reported
                 pass
-        return BackendError(f"the database refused a statement of stage {self.stage}: {error}")
+        mapped = fault(error, self.backend, f" in stage {self.stage}") or BackendError(
+            f"the database refused a statement in stage {self.stage}: {self.backend.error_text(error)}")
+        if isinstance(mapped, ConnectionLost):
+            return ConnectionLost(f"{mapped.message}; {SESSION_GONE}")
+        return mapped if isinstance(mapped, BackendError) else BackendError(mapped.message)
 
     @contextmanager
     def in_stage(self, name: str) -> Iterator[None]:
@@ -357,5 +515,5 @@ class RunContext:
                 errors.append(e)
         if errors:
             # A connection that may still hold a temp table must not go back to the pool.
-            self._conn.invalidate()
+            self.end_session()
             raise errors[0]

@@ -61,3 +61,26 @@ class BackendError(SqlanonError):
     """The database or its configuration cannot serve sqlanon safely."""
 
     sqlstate = "58000"
+
+
+class ConnectionLost(BackendError):
+    """The connection to the database broke (the server closed or killed it, the network went):
+    nothing was released, and the server drops the session's temp tables with the session."""
+
+    sqlstate = "08006"
+
+
+class DatabaseLocked(BackendError):
+    """Another connection holds what this run needs (a lock, a write transaction, the same
+    release being stored): nothing was released; the same call may succeed later."""
+
+    sqlstate = "55P03"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A KeyboardInterrupt (Ctrl-C, SIGINT) that says what became of the run: what was released
+    and whether its temp tables were dropped or go with the session."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message

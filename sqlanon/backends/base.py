@@ -60,6 +60,9 @@ class Backend:
     #: the cell key is a hash that two cells may share (PostgreSQL's 64 bits), not the values'
     #: own encoding (a 128-bit digest is taken as one)
     hashed_cell_key: ClassVar[bool] = False
+    #: CREATE TABLE, CREATE VIEW, CREATE INDEX and GRANT take part in a transaction, so that a
+    #: stored release is made in one (MariaDB and MySQL commit before and after each of them)
+    transactional_ddl: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -194,6 +197,57 @@ class Backend:
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""
+
+    # -- faults, sessions, locks (sqlanon.backends.faults, finish/store.py) -------------------
+    def fault(self, error: BaseException) -> str | None:
+        """What an error of this backend's driver says: "lost" (the server closed or killed the
+        connection, the network broke), "locked" (another connection holds a lock this one
+        waited for, a deadlock, a conflicting write) or "refused" (any other error of the
+        database); None when ``error`` is not the driver's. ``error`` is the driver's own,
+        unwrapped from SQLAlchemy's."""
+        return None
+
+    def error_text(self, error: BaseException | str) -> str:
+        """The driver's message in one line, without the driver's class names."""
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        return lines[0] if lines else type(error).__name__
+
+    def connection_open(self, connection: Any) -> bool:
+        """Whether a pool's connection can still carry a statement (after an error or an
+        interrupt the driver may have closed it)."""
+        return True
+
+    def session_id(self, connection: Any) -> int | None:
+        """The server's id of the session behind ``connection``, to end it from another
+        connection (``end_session``); None where there is no server."""
+        return None
+
+    def end_session(self, session: int) -> exp.Expression | None:
+        """The statement, sent on another connection, that ends ``session`` at once: its running
+        statement stops, its temp tables and locks go with it. A driver that broke off in the
+        middle of an answer (an interrupt) leaves the server working on a statement nobody
+        waits for."""
+        return None
+
+    def lock(self, key: str, wait: bool = True) -> exp.Select | None:
+        """A query that takes the session's lock named ``key`` (held until ``unlock`` or the
+        session's end, whichever comes first: a killed client releases it) and returns 1 when
+        it has it; ``wait=False`` returns 0 at once when another session holds it. None where
+        the database has no such locks (SQLite: its write transaction serializes instead)."""
+        return None
+
+    def unlock(self, key: str) -> exp.Select | None:
+        """The query that releases ``lock(key)``."""
+        return None
+
+    def begin(self) -> exp.Expression:
+        """The statement that opens the transaction a release is stored in."""
+        return exp.Transaction()
+
+    def stored_table_properties(self) -> list[exp.Expression]:
+        """Storage options of a stored release and of the catalog's memory of released rows: an
+        engine whose writes take part in transactions."""
+        return []
 
     def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
         """A mode of ``connection`` (a pool's DBAPI connection) in which a statement is sent

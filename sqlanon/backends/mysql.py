@@ -29,6 +29,7 @@ class MySQLBackend(Backend):
     full_outer_join = False
     truncate = True
     fast_recursion = False
+    transactional_ddl = False
 
     @property
     def is_mariadb(self) -> bool:
@@ -104,6 +105,50 @@ class MySQLBackend(Backend):
             return None
         return f"BEGIN NOT ATOMIC WHILE ({condition}) DO " + " ".join(f"{b};" for b in body) + " END WHILE; END"
 
+    def fault(self, error: BaseException) -> str | None:
+        import pymysql
+
+        if isinstance(error, pymysql.err.InterfaceError):
+            return "lost"  # the driver closed the connection (an interrupt, a broken socket)
+        if not isinstance(error, pymysql.err.Error):
+            return None
+        code = error.args[0] if error.args else None
+        return "lost" if code in _LOST else "locked" if code in _LOCKED else "refused"
+
+    def error_text(self, error: BaseException | str) -> str:
+        # PyMySQL's errors are (code, message) tuples
+        args: tuple = getattr(error, "args", ())
+        if len(args) >= 2 and isinstance(args[1], str):
+            return super().error_text(args[1]) if args[1] else "the connection was closed"
+        return super().error_text(error)
+
+    def connection_open(self, connection: Any) -> bool:
+        return bool(getattr(connection, "driver_connection", connection).open)
+
+    def session_id(self, connection: Any) -> int | None:
+        return getattr(connection, "driver_connection", connection).thread_id()
+
+    def end_session(self, session: int) -> exp.Expression | None:
+        return exp.Kill(this=exp.Literal.number(session), kind="CONNECTION")
+
+    def _lock_name(self, key: str) -> exp.Expression:
+        # lock names are the server's, not the database's, and at most 64 characters long
+        return exp.Concat(expressions=[exp.Literal.string("sqlanon."), exp.MD5(this=exp.Concat(expressions=[
+            exp.CurrentSchema(), exp.Literal.string("."), exp.Literal.string(key)]))])
+
+    def lock(self, key: str, wait: bool = True) -> exp.Select | None:
+        # GET_LOCK waits at most the given seconds: a day stands for "until it is free"
+        return exp.select(exp.Anonymous(this="GET_LOCK", expressions=[
+            self._lock_name(key), exp.Literal.number(86400 if wait else 0)]))
+
+    def unlock(self, key: str) -> exp.Select | None:
+        return exp.select(exp.Anonymous(this="RELEASE_LOCK", expressions=[self._lock_name(key)]))
+
+    def stored_table_properties(self) -> list[exp.Expression]:
+        # a server whose default engine is MyISAM or Aria would store a release outside every
+        # transaction: a refresh (DELETE and INSERT) must be undone whole when it fails
+        return [exp.EngineProperty(this=exp.Var(this="InnoDB"))]
+
     def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
         # a session reads its own temp tables whatever its privileges
         return ["SET ROLE NONE"]
@@ -151,6 +196,13 @@ class MySQLBackend(Backend):
         cursor.execute("SET SESSION max_heap_table_size = 536870912")
         cursor.execute("SET SESSION sort_buffer_size = 33554432")
         cursor.execute("SET NAMES utf8mb4")
+
+
+#: client errors of a connection that is gone: server gone away, lost during a query, lost at
+#: reading the handshake, killed (MariaDB), server shutting down
+_LOST = {2006, 2013, 2055, 1927, 1053}
+#: lock wait timeout, deadlock, NOWAIT
+_LOCKED = {1205, 1213, 3572}
 
 
 def _account(login: str, backend: Backend) -> str:

@@ -14,6 +14,12 @@ from sqlanon.errors import BackendError
 
 #: dollar quote of a server-side loop's body
 _TAG = "$sqlanon_loop$"
+#: the first key of sqlanon's advisory locks ('SQAN'): other applications' locks use other keys
+_LOCKS = 0x5351414E
+#: SQLSTATEs of a session the server ended (admin_shutdown, crash_shutdown, cannot_connect_now)
+_ENDED = {"57P01", "57P02", "57P03"}
+#: SQLSTATEs of a wait for another session: deadlock, lock not available, serialization failure
+_LOCKED = {"40P01", "55P03", "40001"}
 
 
 def _hash(values: list[exp.Expression]) -> exp.Expression:
@@ -151,6 +157,43 @@ class PostgresBackend(Backend):
 
     def share(self, name: str) -> list[str]:
         return [f"GRANT SELECT ON TABLE {self.ident(name)} TO SESSION_USER"]
+
+    def fault(self, error: BaseException) -> str | None:
+        if not isinstance(error, psycopg.Error):
+            return None
+        state = getattr(error, "sqlstate", None)
+        if state in _LOCKED:
+            return "locked"
+        if state in _ENDED or (state or "").startswith("08") or \
+                (state is None and isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError))):
+            return "lost"
+        return "refused"
+
+    def connection_open(self, connection: Any) -> bool:
+        conn = getattr(connection, "driver_connection", connection)
+        return not (conn.closed or conn.broken)
+
+    def session_id(self, connection: Any) -> int | None:
+        return getattr(connection, "driver_connection", connection).info.backend_pid
+
+    def end_session(self, session: int) -> exp.Expression | None:
+        return exp.select(exp.Anonymous(this="pg_terminate_backend", expressions=[exp.Literal.number(session)]))
+
+    def _lock_key(self, key: str) -> list[exp.Expression]:
+        return [exp.Literal.number(_LOCKS), exp.Anonymous(this="hashtext", expressions=[exp.Literal.string(key)])]
+
+    def lock(self, key: str, wait: bool = True) -> exp.Select | None:
+        if wait:
+            # pg_advisory_lock returns void: one row of 1 once it has the lock
+            return exp.select(exp.Literal.number(1)).from_(exp.Table(
+                this=exp.Anonymous(this="pg_advisory_lock", expressions=self._lock_key(key)),
+                alias=exp.TableAlias(this=exp.to_identifier("l"))))
+        return exp.select(exp.Case(ifs=[exp.If(this=exp.Anonymous(this="pg_try_advisory_lock",
+                                                                  expressions=self._lock_key(key)),
+                                               true=exp.Literal.number(1))], default=exp.Literal.number(0)))
+
+    def unlock(self, key: str) -> exp.Select | None:
+        return exp.select(exp.Anonymous(this="pg_advisory_unlock", expressions=self._lock_key(key)))
 
     def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
         # psycopg's pipeline mode: writing the statements of a query on Adult takes ~40 ms of

@@ -44,6 +44,20 @@ class SQLiteBackend(Backend):
     def is_permission_error(self, error: Exception) -> bool:
         return isinstance(error, sqlite3.DatabaseError) and ("prohibited" in str(error) or "not authorized" in str(error))
 
+    def fault(self, error: BaseException) -> str | None:
+        # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes): another connection writes
+        code = getattr(error, "sqlite_errorcode", None)
+        if isinstance(error, sqlite3.OperationalError) and (
+                (code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED))
+                or "is locked" in str(error)):
+            return "locked"
+        return "refused" if isinstance(error, sqlite3.Error) else None
+
+    def begin(self) -> exp.Expression:
+        # the write lock at once: a transaction that reads first and writes later may find
+        # another writer in between and fail half-way instead of waiting at its start
+        return exp.Transaction(this="IMMEDIATE")
+
     def session_setup(self, cursor: Any) -> None:
         cursor.execute("PRAGMA temp_store = MEMORY")
         # SQLAlchemy's pysqlite dialect replaces SQLite's FLOOR with math.floor, which raises on

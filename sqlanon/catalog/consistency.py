@@ -38,7 +38,7 @@ AT = "sqlanon_at"
 
 @dataclass
 class Consistency:
-    """The Recoder of ``flow.materialize`` for one stored release of ``table``."""
+    """The Recoder (finish/store.py) of ``flow.materialize`` for one stored release of ``table``."""
 
     catalog: Catalog
     table: str
@@ -144,21 +144,26 @@ class Consistency:
         return self.notes + [f"every release of {self.table} together: {m.rows_released} rows, "
                              + ", ".join(f"{v.criterion} {v.measured}" for v in m.verdicts)]
 
+    def creates(self) -> str | None:
+        return self.memory_name if self.active and not self.exists else None
+
     def remember(self, frag: Fragment, released: str, ctx: RunContext) -> None:
         if not self.active:
             return
         stamp = [exp.alias_(exp.cast(exp.Literal.string(self.target), "VARCHAR(200)"), TARGET, quoted=True),
                  exp.alias_(exp.CurrentTimestamp(), AT, quoted=True)]
         if not self.exists:
+            props = ctx.backend.stored_table_properties()
             ctx.run(exp.Create(this=self._memory(), kind="TABLE", expression=exp.select(
-                *[col(c, "r") for c in frag.columns], *stamp).from_(table(released, "r"))))
+                *[col(c, "r") for c in frag.columns], *stamp).from_(table(released, "r")),
+                properties=exp.Properties(expressions=props) if props else None))
             # every later release probes the memory by key: without an index that is rows × rows
             memory = sa.Table(self.memory_name, sa.MetaData(), *[sa.Column(k) for k in frag.key],
                               schema=self.catalog.names.schema)
             if ctx.live:
-                ctx.sync()  # the index is made on another connection, which must see the table
+                # in the release's transaction, on its connection (finish/store.py)
                 sa.Index(f"{self.memory_name}_key", *[memory.c[k] for k in frag.key], unique=True).create(
-                    self.catalog.db.engine)
+                    ctx.connection())
             return
         new = self._unremembered(frag, self._fresh).select(*stamp)
         names = [ident(c) for c in frag.columns] + [ident(TARGET), ident(AT)]

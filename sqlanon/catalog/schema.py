@@ -18,7 +18,7 @@ from sqlanon.backends.base import Backend
 ROW_KEY = sa.String(64).with_variant(mysql.VARBINARY(64), "mysql", "mariadb")
 
 #: the newest migration; a catalog at another revision is upgraded or refused, never guessed at
-HEAD = "0002"
+HEAD = "0003"
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Tables:
     audit: sa.Table
     selections: sa.Table
     selection_rows: sa.Table
+    materializing: sa.Table
 
 
 def tables(names: Names) -> Tables:
@@ -116,4 +117,18 @@ def tables(names: Names) -> Tables:
         sa.Column("row_key", ROW_KEY, nullable=False),
         sa.Index(names("selection_rows_key"), "selection_id", "row_key"),
     )
-    return Tables(policies, releases, audit, selections, selection_rows)
+    #: the names a running ``materialize`` claims (its release's table, view, memory of rows)
+    #: where DDL commits by itself: what a run that died left half-made (finish/store.py)
+    materializing = sa.Table(
+        names("materializing"), md,
+        sa.Column("name", sa.String(200), primary_key=True),
+        #: table, view or memory
+        sa.Column("kind", sa.String(10), nullable=False),
+        #: the protected table the release is of
+        sa.Column("table_name", sa.String(200), nullable=False),
+        #: the run (RunContext.run_id) that claims it: a run's names go together
+        sa.Column("run", sa.String(16), nullable=False),
+        sa.Column("client", sa.String(200), nullable=False),
+        sa.Column("at", sa.DateTime, nullable=False),
+    )
+    return Tables(policies, releases, audit, selections, selection_rows, materializing)

@@ -1,15 +1,17 @@
 """Reading and writing the catalog: releases, audit events, policies.
 
 Every write is one INSERT in its own transaction: a release is logged when it has been
-verified, and a refusal or rejection when it happened, whatever the caller does next.
+verified, and a refusal or rejection when it happened, whatever the caller does next. A stored
+release is logged in the transaction that stores it (catalog/ledger.py, finish/store.py).
 """
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import sqlalchemy as sa
 
@@ -38,7 +40,9 @@ class Catalog:
     t: Tables
 
     # -- writes --------------------------------------------------------------------------------
-    def record_release(self, report: Report, *, client: str, front_end: str, target: str | None = None) -> int:
+    def record_release(self, report: Report, *, client: str, front_end: str, target: str | None = None,
+                       connection: sa.Connection | None = None) -> int:
+        """``connection``: write in its open transaction (a stored release's own, finish/store.py)."""
         assert report.table is not None
         row = dict(at=_now(), client=client, front_end=front_end, table_name=report.table,
                    predicate=report.predicate, fingerprint=fingerprint(report.predicate), method=report.method,
@@ -46,7 +50,7 @@ class Catalog:
                    rows_in=report.rows_in, rows_released=report.rows_released,
                    rows_suppressed=report.rows_suppressed, classes=report.classes,
                    report=json.dumps(report.to_dict(), sort_keys=True, default=str), target=target)
-        with self.db.engine.begin() as c:
+        with _in(self.db, connection) as c:
             release = int(c.execute(self.t.releases.insert().values(**row)).inserted_primary_key[0])
             # a join of protected tables: one entry per table, with the rows of it the join read,
             # so that differencing compares them with that table's other selections
@@ -112,6 +116,16 @@ class Catalog:
             q = q.where(a.c.decision == decision)
         with self.db.engine.connect() as c:
             return [dict(m) for m in c.execute(q.order_by(a.c.id.desc()).limit(limit)).mappings()]
+
+
+@contextmanager
+def _in(db: Database, connection: sa.Connection | None) -> Iterator[sa.Connection]:
+    """``connection`` as it is (its caller commits), or a transaction of its own."""
+    if connection is not None:
+        yield connection
+        return
+    with db.engine.begin() as c:
+        yield c
 
 
 def open_catalog(db: Database, *, create: bool = False) -> Catalog | None:

@@ -1,10 +1,20 @@
-"""The ``sqlanon`` command: thin click commands over ``sqlanon.api``; no logic lives here."""
+"""The ``sqlanon`` command: thin click commands over ``sqlanon.api``; no logic lives here.
+
+Every failure ends the command with one line on stderr, ``error: <cause>``, and an exit code:
+2 for a refusal, a rejection or any other error, 3 when the database failed the command for
+now (the connection was lost, another connection holds a lock: the same command may succeed
+later), 130 on an interrupt (Ctrl-C, SIGINT), 143 on SIGTERM. No traceback, no class of a
+library: ``SQLANON_DEBUG=1`` shows the traceback of an unexpected error.
+"""
 from __future__ import annotations
 
 import csv
 import getpass
 import io
 import json
+import os
+import re
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -15,8 +25,12 @@ import click
 
 from sqlanon import api
 from sqlanon.access import DEFAULT_READER
-from sqlanon.errors import SqlanonError
+from sqlanon.backends.faults import fault
+from sqlanon.errors import ConnectionLost, DatabaseLocked, Interrupted, SqlanonError
 from sqlanon.policy.model import METHODS
+
+#: exit codes besides 0 (success) and 1 (``check``: a model fails)
+REFUSED, TRANSIENT, INTERRUPTED, TERMINATED = 2, 3, 130, 143
 
 
 def access() -> dict[str, Any]:
@@ -32,8 +46,48 @@ def _connect(url: str, policy: str | None) -> api.Session:
 
 
 def _fail(e: SqlanonError) -> None:
-    click.echo(f"error: {e.message}", err=True)
-    sys.exit(2)
+    _exit(e.message, TRANSIENT if isinstance(e, (ConnectionLost, DatabaseLocked)) else REFUSED)
+
+
+def _exit(message: str, code: int) -> None:
+    """One line on stderr (a driver's message may hold several), then the exit code."""
+    click.echo("error: " + re.sub(r"\s*\n\s*", " ", message.strip()), err=True)
+    sys.exit(code)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it cleans up as after Ctrl-C."""
+
+
+def _terminate(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
+
+
+class Command(click.Group):
+    """The group that ends every command's failure in one line and an exit code (see above)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if os.environ.get("SQLANON_DEBUG"):
+            return super().invoke(ctx)
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt as e:
+            # a run says what became of it (Interrupted); the signal may be under it
+            what = e.message if isinstance(e, Interrupted) else "interrupted"
+            if isinstance(e, _Terminated) or isinstance(e.__context__, _Terminated):
+                _exit(what.replace("interrupted", "terminated (SIGTERM)", 1), TERMINATED)
+            _exit(what, INTERRUPTED)
+        except SqlanonError as e:
+            _fail(e)
+        except Exception as e:  # noqa: BLE001 - a front-end ends in one line, whatever failed
+            mapped = fault(e)
+            if mapped is not None:
+                _fail(mapped)
+            text = str(e).splitlines()[0] if str(e).strip() else ""
+            _exit(f"sqlanon failed unexpectedly ({type(e).__name__}{': ' + text if text else ''}); "
+                  "SQLANON_DEBUG=1 shows where", REFUSED)
 
 
 def _table(columns: list[str], rows: list[tuple], limit: int | None = None) -> str:
@@ -52,16 +106,18 @@ policy_option = click.option("--policy", default=None, type=click.Path(exists=Tr
                              envvar="SQLANON_POLICY",
                              help="policy YAML file (default: the policies applied to the database's catalog)")
 k_option = click.option("--k", type=int, default=None, help="raise k above the policy's")
-alpha_option = click.option("--alpha", type=float, default=None, help="lower α below the policy's")
+#: α and t are shares and distances: in (0, 1]
+UNIT = click.FloatRange(0, 1, min_open=True)
+alpha_option = click.option("--alpha", type=UNIT, default=None, help="lower α below the policy's")
 l_option = click.option("--l", "l_value", type=int, default=None,
                         help="raise l (distinct l-diversity where the policy has none)")
-t_option = click.option("--t", "t_value", type=float, default=None,
+t_option = click.option("--t", "t_value", type=UNIT, default=None,
                         help="lower t (t-closeness where the policy has none)")
 method_option = click.option("--method", type=click.Choice(list(METHODS)), default=None,
                              help="another method than the policy's (every release is verified the same)")
 
 
-@click.group()
+@click.group(cls=Command)
 @click.version_option(package_name="sqlanon")
 @click.option("--reader-role", default=DEFAULT_READER, envvar="SQLANON_READER_ROLE", show_default=True,
               help="the role the anonymization pipeline takes on to read protected tables (PostgreSQL, MariaDB)")
@@ -71,6 +127,9 @@ method_option = click.option("--method", type=click.Choice(list(METHODS)), defau
 def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
     """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
     ctx.obj = {"reader_role": reader_role, "unrestricted": unrestricted}
+    if not os.environ.get("SQLANON_DEBUG"):
+        # SIGTERM cleans up as Ctrl-C does (the proxy installs its own shutdown)
+        signal.signal(signal.SIGTERM, _terminate)
 
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
@@ -186,12 +245,12 @@ def _names(text: str) -> list[str]:
 @click.option("--qi", required=True, help="comma-separated quasi-identifier columns, as the table stores them")
 @click.option("--sensitive", default="", help="comma-separated sensitive columns; the models judge the first")
 @click.option("--k", type=int, default=2, show_default=True)
-@click.option("--alpha", type=float, default=None, help="α-deassociation bound")
+@click.option("--alpha", type=UNIT, default=None, help="α-deassociation bound (needs --sensitive)")
 @click.option("--protect", default=None, help="comma-separated α-protected values (default: all)")
-@click.option("--l", "l_value", type=int, default=None, help="l-diversity")
+@click.option("--l", "l_value", type=int, default=None, help="l-diversity (needs --sensitive)")
 @click.option("--l-variant", type=click.Choice(["distinct", "entropy", "recursive"]), default="distinct")
 @click.option("--c", "c_value", type=float, default=None, help="c of recursive (c,l)-diversity")
-@click.option("--t", "t_value", type=float, default=None, help="t-closeness")
+@click.option("--t", "t_value", type=UNIT, default=None, help="t-closeness (needs --sensitive)")
 @click.option("--t-distance", type=click.Choice(["ordered", "equal", "hierarchical", "variational"]), default=None)
 @click.option("--t-hierarchy", type=click.Path(exists=True, dir_okay=False), default=None,
               help="taxonomy of the sensitive column (ARX CSV) for the hierarchical distance")
@@ -201,6 +260,10 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
           t_distance: str | None, t_hierarchy: str | None, fmt: str) -> None:
     """Measure a stored table, anonymized by anyone, against the models; exit 1 when one fails."""
     sens = _names(sensitive)
+    models = [flag for flag, value in (("--alpha", alpha), ("--l", l_value), ("--t", t_value)) if value is not None]
+    if models and not sens:
+        _exit(f"{' and '.join(models)} {'needs' if len(models) == 1 else 'need'} --sensitive COLUMN: the column "
+              f"{'its model judges' if len(models) == 1 else 'their models judge'}", REFUSED)
     privacy: dict = {"k": k}
     attribute = {"attribute": sens[0]} if sens else {}
     if alpha is not None:

@@ -141,7 +141,10 @@ class Requirement:
         if o.alpha is not None:
             if self.alpha is None:
                 raise PolicyError("alpha given but the policy names no α-protected attribute")
-            if not 0 < o.alpha <= self.alpha.value:
+            if not 0 < o.alpha <= 1:
+                raise PolicyError(f"alpha={o.alpha} is out of range: α is the largest share of a value in a class, "
+                                  "in (0, 1]")
+            if o.alpha > self.alpha.value:
                 raise PolicyError(f"alpha={o.alpha} is weaker than the policy's {self.alpha.value}")
             new = replace(new, alpha=replace(self.alpha, value=o.alpha))
         if o.l is not None:
@@ -155,7 +158,9 @@ class Requirement:
                 new = replace(new, l=Diversity(o.l, sensitive[0].column, "distinct"))
         if o.t is not None:
             if self.t is not None:
-                if not 0 < o.t <= self.t.value:
+                if not 0 < o.t <= 1:
+                    raise PolicyError(f"t={o.t} is out of range: t is a distance between distributions, in (0, 1]")
+                if o.t > self.t.value:
                     raise PolicyError(f"t={o.t} is weaker than the policy's t={self.t.value}")
                 new = replace(new, t=replace(self.t, value=o.t))
             else:

@@ -6,6 +6,7 @@ import json
 
 import yaml
 
+from sqlanon.catalog.schema import HEAD
 from tests.backends.test_catalog import POLICY, load, people
 from tests.cli import test_cli
 
@@ -29,8 +30,8 @@ def test_db_policy_and_releases_commands(db_url, tmp_path):
     assert out.returncode == 0 and out.stdout.startswith("none"), out.stderr
     out = sqlanon("releases", "--db", db_url)
     assert out.returncode == 2 and "no sqlanon catalog" in out.stderr
-    assert sqlanon("db", "upgrade", "--db", db_url).stdout.strip() == "catalog at revision 0002"
-    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0002")
+    assert sqlanon("db", "upgrade", "--db", db_url).stdout.strip() == f"catalog at revision {HEAD}"
+    assert sqlanon("db", "current", "--db", db_url).stdout.startswith(HEAD)
 
     out = sqlanon("policy", "diff", str(policy), "--db", db_url)
     assert out.returncode == 1 and "+people:" in out.stdout
@@ -65,4 +66,4 @@ def test_db_policy_and_releases_commands(db_url, tmp_path):
 
     out = sqlanon("db", "downgrade", "base", "--db", db_url)
     assert out.returncode == 2 and "--yes" in out.stderr  # nothing dropped without confirmation
-    assert sqlanon("db", "current", "--db", db_url).stdout.startswith("0002")
+    assert sqlanon("db", "current", "--db", db_url).stdout.startswith(HEAD)

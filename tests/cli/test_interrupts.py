@@ -1,0 +1,154 @@
+"""Ctrl-C, a lost connection and a locked database, as a user meets them on the command line:
+one line on stderr naming the cause, an exit code that says which (130 interrupted, 3 the
+database failed for now), no traceback, and nothing left behind — no temp table, no session,
+no half-made release.
+
+On PostgreSQL and MariaDB the run is stopped at a known point of its pipeline — its temp tables
+made — by a lock an administrator holds on one of the catalog's tables, and the signal is sent
+once the server shows the run waiting for it. SQLite shows nothing of another connection: there
+the signal follows the opening of the database file, wherever the run then is.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from tests.cli.faults import Setup, one_line, wait_for
+
+QUERY = ("query", "SELECT age, zip, problem FROM people")
+
+
+@pytest.fixture
+def setup(db_url, tmp_path):
+    s = Setup(db_url, tmp_path)
+    yield s
+    s.dispose()
+
+
+def server_only(setup: Setup) -> None:
+    if setup.backend == "sqlite":
+        pytest.skip("SQLite: no session of another connection to watch (see the SQLite tests)")
+
+
+def no_temp_tables_left(setup: Setup) -> None:
+    """The run's temp tables are gone (PostgreSQL lists every session's), and so are its sessions."""
+    if setup.backend == "postgresql":
+        wait_for(lambda: setup.scalar("SELECT COUNT(*) FROM pg_class WHERE relpersistence = 't' "
+                                      "AND relname LIKE 'sqlanon%'") == 0, "no temp table of the run")
+    wait_for(lambda: setup.sessions() == [], "no session of the run")
+
+
+def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(setup):
+    server_only(setup)
+    with setup.locked("selections"):  # the differencing check reads it, after the pushdown
+        run = setup.start(*QUERY)
+        setup.waiting(on="selections")
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    line = one_line(err)
+    assert line.startswith("error: interrupted; nothing was released")
+    # PostgreSQL's driver cancels the statement and the run drops its temp tables; MariaDB's
+    # closes the connection, and the run ends its session on the server, temp tables with it
+    assert ("temp tables dropped" if setup.backend == "postgresql" else "session was ended") in line
+    no_temp_tables_left(setup)
+    assert setup.run(*QUERY).returncode == 0  # nothing in the way of the next run
+
+
+def test_ctrl_c_during_a_materialize_leaves_no_half_release(setup):
+    server_only(setup)
+    assert setup.run("materialize", "people", "--into", "people_a").returncode == 0
+    # a second release of the table reads what the first stored (the memory of released rows)
+    with setup.locked("rows_people"):
+        run = setup.start("materialize", "people", "--into", "people_b", "--view", "people_bv")
+        setup.waiting(on="rows_people")
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130 and one_line(err).startswith("error: interrupted; nothing was released")
+    no_temp_tables_left(setup)
+    assert setup.names() == {"people", "people_a"} and setup.claims() == 0 and setup.released("people_b") == 0
+    out = setup.run("materialize", "people", "--into", "people_b", "--view", "people_bv")
+    assert out.returncode == 0, out.stderr
+    assert {"people_b", "people_bv"} <= setup.names() and setup.released("people_b") == 1
+
+
+@pytest.mark.parametrize("command", ["query", "materialize"])
+def test_a_lost_connection_is_one_line_and_leaves_nothing(setup, command):
+    server_only(setup)
+    if command == "materialize":
+        assert setup.run("materialize", "people", "--into", "people_a").returncode == 0
+        args, table = ("materialize", "people", "--into", "people_b", "--view", "people_bv"), "rows_people"
+    else:
+        args, table = QUERY, "selections"
+    with setup.locked(table):
+        run = setup.start(*args)
+        [(session, _, _)] = setup.waiting(on=table)
+        setup.end(session)  # pg_terminate_backend, KILL: as an administrator or a restart does
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 3
+    line = one_line(err)
+    assert "the database connection was lost" in line and "temp tables" in line
+    no_temp_tables_left(setup)
+    if command == "materialize":
+        assert setup.names() == {"people", "people_a"} and setup.claims() == 0 and setup.released("people_b") == 0
+
+
+def sqlite_file(url: str) -> str:
+    return url.split("sqlite:///", 1)[1]
+
+
+def opened(pid: int, path: str) -> bool:
+    """Whether process ``pid`` has ``path`` open (it is past its imports and connected)."""
+    try:
+        return any(os.path.realpath(os.path.join(f"/proc/{pid}/fd", fd)) == os.path.realpath(path)
+                   for fd in os.listdir(f"/proc/{pid}/fd"))
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_on_sqlite_is_one_line_and_never_a_half_release(db_url, tmp_path, backend):
+    if backend != "sqlite":
+        pytest.skip("the servers' runs are stopped at a known point above")
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc to see the run open its database")
+    setup = Setup(db_url, tmp_path, n=20000)
+    path = sqlite_file(db_url)
+    for i, delay in enumerate((0.0, 0.02, 0.05, 0.08, 0.12, 0.2)):
+        into, view = f"people_{i}", f"people_{i}_view"
+        run = setup.start("materialize", "people", "--into", into, "--view", view)
+        wait_for(lambda run=run: opened(run.pid, path) or run.poll() is not None, "the run opening the database")
+        time.sleep(delay)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+        names = setup.names()
+        if "rows released" in out:
+            # done before the signal came (a signal while the interpreter exits ends it at once)
+            assert {into, view} <= names and setup.released(into) == 1
+            continue
+        assert run.returncode == 130, err
+        assert one_line(err).startswith("error: interrupted")
+        # the table, its view and its log row are one transaction: all or nothing
+        assert into not in names and view not in names and setup.released(into) == 0
+    setup.dispose()
+
+
+def test_a_locked_sqlite_database_is_one_line(db_url, tmp_path, backend):
+    if backend != "sqlite":
+        pytest.skip("SQLite's write lock")
+    setup = Setup(db_url, tmp_path)
+    other = sqlite3.connect(sqlite_file(db_url), isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another connection writes: it holds the write lock
+        out = setup.run("materialize", "people", "--into", "people_anon", "--view", "people_view")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert out.returncode == 3
+    assert "the database is locked by another connection" in one_line(out.stderr)
+    assert setup.names() == {"people"} and setup.released("people_anon") == 0
+    assert setup.run("materialize", "people", "--into", "people_anon").returncode == 0
+    setup.dispose()
