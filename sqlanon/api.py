@@ -18,6 +18,8 @@ from sqlanon.catalog.consistency import Consistency
 from sqlanon.catalog.differencing import check_differencing
 from sqlanon.catalog.ledger import Ledger
 from sqlanon.catalog.policies import stored_policy
+from sqlanon.discover import Discovery
+from sqlanon.discover import discover as discover_table
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
@@ -26,6 +28,8 @@ from sqlanon.plan.explain import Explanation
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
 from sqlanon.policy.model import Overrides
+from sqlanon.risk import RiskReport
+from sqlanon.risk.measure import policy_quasi_identifiers, rows_risk, table_risk
 from sqlanon.verify import Measurement
 
 log = logging.getLogger("sqlanon.access")
@@ -201,6 +205,33 @@ class Session:
         with translated(self.db.backend):
             return check(self.db, self.policy, table)
 
+    def discover(self, table: str, *, max_size: int = 4, threshold: float = 0.95,
+                 qi: list[str] | None = None) -> Discovery:
+        """The minimal column combinations of ``table`` that single out rows, its identifier-like
+        columns and a policy proposal (``sqlanon discover``); reads the raw table under the
+        pipeline's identity, and only counts, lengths and numeric ranges come back."""
+        return discover_table(self.db, table, max_size=max_size, threshold=threshold, qi=qi)
+
+    def risk(self, table: str | None = None, *, query: str | None = None, release_of: str | None = None,
+             qi: list[str] | None = None, population: int | str | None = None,
+             threshold: float | None = None) -> RiskReport:
+        """Re-identification risk (ARX's prosecutor, journalist and marketer risk, sample and
+        population uniqueness) of ``table`` — a protected table or a stored release of
+        ``release_of`` — over the policy's quasi-identifiers, from a class-size frequency table
+        built in the database; or of ``query``'s anonymized answer, on the rows it released.
+        ``population``: its size, an ARX region ('usa', …), or None (a hundred times the rows)."""
+        if query is not None:
+            result = self.execute(query)
+            source = result.report.table
+            qis = qi or (policy_quasi_identifiers(self.policy, source)[0] if source else [])
+            return rows_risk(f"answer of {query}", result.columns, result.rows, qis, population=population,
+                             threshold=threshold)
+        if table is None:
+            raise PolicyError("risk of what: name a table or give a query")
+        if qi is None:
+            qi, release_of = policy_quasi_identifiers(self.policy, table, release_of)
+        return table_risk(self.db, table, qi, release_of=release_of, population=population, threshold=threshold)
+
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None, analyze: bool = False,
                 summary: bool = False) -> str:
@@ -268,3 +299,37 @@ def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catal
         db.dispose()
         raise
     return Session(db, pol, client=client, front_end=front_end, catalog=cat)
+
+
+def discover(url: str, table: str, *, max_size: int = 4, threshold: float = 0.95, qi: list[str] | None = None,
+             reader_role: str = DEFAULT_READER) -> Discovery:
+    """``Session.discover`` before any policy exists: opens ``url`` as the pipeline does (under
+    ``reader_role``, which reads the raw table) and searches ``table``."""
+    db = open_database(url, reader=reader_role)
+    try:
+        return discover_table(db, table, max_size=max_size, threshold=threshold, qi=qi)
+    finally:
+        db.dispose()
+
+
+def risk(url: str, table: str | None = None, policy: str | Path | dict | Policy | None = None, *,
+         query: str | None = None, release_of: str | None = None, qi: list[str] | None = None,
+         population: int | str | None = None, threshold: float | None = None,
+         reader_role: str = DEFAULT_READER, unrestricted: bool = False) -> RiskReport:
+    """``Session.risk`` in one call. A table is read under ``reader_role`` (``qi`` or the
+    policy's quasi-identifiers); a ``query`` runs through a session of ``connect`` like any
+    other, as the login of ``url``, and is measured on the rows it released."""
+    if query is not None:
+        with connect(url, policy, catalog=None, reader_role=reader_role, unrestricted=unrestricted) as s:
+            return s.risk(query=query, qi=qi, population=population, threshold=threshold)
+    if table is None:
+        raise PolicyError("risk of what: name a table or give a query")
+    if qi is None:
+        if policy is None:
+            raise PolicyError("no quasi-identifiers: give a policy or the columns (qi)")
+        qi, release_of = policy_quasi_identifiers(load_policy(policy), table, release_of)
+    db = open_database(url, reader=reader_role)
+    try:
+        return table_risk(db, table, qi, release_of=release_of, population=population, threshold=threshold)
+    finally:
+        db.dispose()
