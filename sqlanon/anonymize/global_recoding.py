@@ -34,6 +34,17 @@ from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
 from sqlanon.sql.templates import col, lit, render, table
 
+#: rows kept below the suppression limit: verification compares suppressed − limit with one
+#: draw of discrete Laplace noise (scale 2, verify/noise.py), which exceeds 20 with probability
+#: about 2·10^-5; a node closer to the limit than this would be refused now and then
+MARGIN = 20
+
+
+def within(share: float, total: int) -> float:
+    """The most rows a node may suppress and be chosen: the policy's limit less MARGIN; every
+    row under a limit of 100 % (verification never refuses one), none else but by the limit."""
+    return float(total) if share >= 1 else share * total - MARGIN
+
 
 class GlobalRecoding:
     name: ClassVar[str] = "global"
@@ -76,7 +87,7 @@ class GlobalRecoding:
         domains = [_domain(i, h, freq.cells, ctx) for i, h in enumerate(hs)]
         total = sum(domains[0].values.values()) if domains else int(ctx.scalar(
             exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), lit(0))).from_(table(base))) or 0)
-        limit = self.req.max_suppression * total
+        limit = within(self.req.max_suppression, total)
         roots = {(i, lv): [c for c, lab in _labels(i, lv, freq.cells, ctx) if lab == h.top_label]
                  for i, h in enumerate(hs) for lv in range(h.height)} if ctx.live else {}
         metric = self.req.metric
@@ -87,7 +98,7 @@ class GlobalRecoding:
             withheld, generalized = int(values[1] or 0), int(values[2] or 0)
             outcome = Outcome(withheld, generalized, int(values[0] or 0), int(values[3] or 0),
                               [float(v or 0) for v in values[4:4 + len(hs)]])
-            ok = outcome.suppressed <= limit
+            ok = outcome.suppressed == 0 or outcome.suppressed <= limit
             if not ok:
                 return False, 0.0, outcome
             if metric in ("kl", "entropy"):

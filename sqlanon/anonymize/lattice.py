@@ -169,9 +169,13 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
     all_nodes = nodes(heights)
     result = Search(total=len(all_nodes))
     failed: set[tuple[int, ...]] = set()
-    ordered = sorted(all_nodes, key=lambda n: (bound(n), sum(n), n))
+    bounds = {n: bound(n) for n in all_nodes}
+    # without a bound every node within the limit must be scored, so the lattice is walked
+    # from the top: a node that fails there tags its whole down-set, never evaluated
+    down = all(b == 0 for b in bounds.values())
+    ordered = sorted(all_nodes, key=lambda n: (bounds[n], -sum(n) if down else sum(n), n))
     for i, node in enumerate(ordered):
-        if bound(node) >= result.score:
+        if bounds[node] >= result.score:
             result.pruned_bound = len(ordered) - i
             break
         if node in failed:
@@ -179,10 +183,12 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
             continue
         ok, score, outcome = evaluate(node)
         result.evaluated += 1
-        if not ok and outcome.withheld > limit:
-            failed.update(p for p in itertools.product(*[range(lv + 1) for lv in node]))
+        if not ok:
+            if outcome.withheld > max(limit, 0):
+                failed.update(p for p in itertools.product(*[range(lv + 1) for lv in node]))
             continue
-        if score < result.score:
+        # an infinite KL is still a node within the limit; ties go to the lower node
+        if result.best is None or (score, sum(node), node) < (result.score, sum(result.best), result.best):
             result.best, result.score, result.outcome = node, score, outcome
     result.seconds = time.perf_counter() - t0
     return result
