@@ -14,12 +14,14 @@ from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.backends.faults import translated
 from sqlanon.catalog import Catalog, open_catalog
+from sqlanon.catalog.budget import reserve, spent
 from sqlanon.catalog.consistency import Consistency
 from sqlanon.catalog.differencing import check_differencing
 from sqlanon.catalog.ledger import Ledger
 from sqlanon.catalog.policies import stored_policy
 from sqlanon.discover import Discovery
 from sqlanon.discover import discover as discover_table
+from sqlanon.dp import Spend
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
@@ -74,7 +76,8 @@ class Session:
         try:
             with translated(self.db.backend):
                 result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
-                                          created=self.last_temp_tables, progress=progress, guard=self._guard())
+                                          created=self.last_temp_tables, progress=progress, guard=self._guard(),
+                                          spend=self._spend())
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
             raise
@@ -195,8 +198,31 @@ class Session:
         catalog = self.catalog
         return lambda frag, req, ctx: check_differencing(catalog, frag, req, ctx, rows=rows)
 
+    def _spend(self) -> Spend | None:
+        """The catalog's ε ledger for this session's client (sqlanon.dp); None without a catalog,
+        where differentially private answers are refused."""
+        if self.catalog is None:
+            return None
+        catalog, client = self.catalog, self.client
+        return lambda table, dp, epsilon, delta: reserve(catalog, client, table, dp, epsilon, delta)
+
+    def budget(self, client: str | None = None) -> list[dict[str, Any]]:
+        """What each client has spent of each table's ε budget (differential privacy), within
+        the window the policy gives (needs a catalog)."""
+        windows = {t: tp.requirement.dp.epsilon.window for t, tp in self.policy.tables.items()
+                   if tp.requirement.dp is not None}
+        budgets = {t: tp.requirement.dp.epsilon for t, tp in self.policy.tables.items() if tp.requirement.dp is not None}
+        with translated(self.db.backend):
+            rows = spent(self._catalog(), windows, client)
+        for r in rows:
+            b = budgets.get(r["table"])
+            r["budget"] = b.budget if b is not None else None
+            r["per"] = b.per if b is not None else None
+        return rows
+
     def _log_release(self, report: Report, target: str | None = None) -> None:
-        if self.catalog is not None and report.table is not None:
+        # a differentially private answer releases no rows: the ledger and the audit log keep it
+        if self.catalog is not None and report.table is not None and report.method != "dp":
             self.catalog.record_release(report, client=self.client, front_end=self.front_end, target=target)
 
     def check(self, table: str) -> Measurement:
@@ -249,7 +275,7 @@ class Session:
         """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON)."""
         with translated(self.db.backend):
             result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
-                                      live=analyze, timed=analyze)
+                                      live=analyze, timed=analyze, spend=self._spend() if analyze else None)
         return Explanation(f"{self.db.backend.name} ({self.db.backend.server_version})",
                            chosen.method if chosen else None, chosen.rule if chosen else None, result.report,
                            tuple(ctx.statements), analyze)

@@ -19,6 +19,7 @@ from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY, Method
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
+from sqlanon.dp import Spend, respond
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
 from sqlanon.finish.store import Store, Target
@@ -72,13 +73,14 @@ def _analyze(db: Database, policy: Policy, sql: str) -> tuple[Parsed, Analysis]:
 def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides(),
         live: bool = True, timed: bool = False, created: list[str] | None = None,
         progress: Callable[[str], None] | None = None, into: Target | None = None,
-        guard: Guard | None = None) -> tuple[Result, RunContext, Plan | None]:
+        guard: Guard | None = None, spend: Spend | None = None) -> tuple[Result, RunContext, Plan | None]:
     """``guard`` runs after the pushdown and before any anonymization: it may refuse the
     selection with what it knows of earlier releases (the catalog's differencing check).
+    ``spend`` reserves a differentially private answer's ε in the catalog's ledger (sqlanon.dp).
     ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
     with _understood():
         return _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
-                    progress=progress, into=into, guard=guard)
+                    progress=progress, into=into, guard=guard, spend=spend)
 
 
 #: methods as a report names them
@@ -92,7 +94,7 @@ def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
 
 def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
          created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
-         guard: Guard | None) -> tuple[Result, RunContext, Plan | None]:
+         guard: Guard | None, spend: Spend | None = None) -> tuple[Result, RunContext, Plan | None]:
     t0 = time.perf_counter()
     parsed, analysis = _analyze(db, policy, sql)
     front = time.perf_counter() - t0
@@ -113,6 +115,12 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         req = _requirement(analysis, overrides)
         with ctx.in_stage("plan"):
             chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
+        if chosen.method == "dp":
+            assert req.dp is not None
+            if into is not None:
+                raise QueryRejected("stored release under differential privacy", "a stored release is of rows")
+            columns, rows, report = respond(analysis, req.dp, chosen.rule, ctx, spend)
+            return Result(columns, rows, report), ctx, chosen
         method = REGISTRY[chosen.method](req)
         recoder = store.into.recoder if store is not None else None
         with ctx.in_stage("pushdown"):

@@ -18,7 +18,7 @@ from sqlanon.backends.base import Backend
 ROW_KEY = sa.String(64).with_variant(mysql.VARBINARY(64), "mysql", "mariadb")
 
 #: the newest migration; a catalog at another revision is upgraded or refused, never guessed at
-HEAD = "0003"
+HEAD = "0004"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class Tables:
     selections: sa.Table
     selection_rows: sa.Table
     materializing: sa.Table
+    dp_scopes: sa.Table
+    dp_spends: sa.Table
 
 
 def tables(names: Names) -> Tables:
@@ -131,4 +133,22 @@ def tables(names: Names) -> Tables:
         sa.Column("client", sa.String(200), nullable=False),
         sa.Column("at", sa.DateTime, nullable=False),
     )
-    return Tables(policies, releases, audit, selections, selection_rows, materializing)
+    #: one row per protected table: a reservation of ε updates it first, and its lock
+    #: serializes the table's reservations (catalog/budget.py)
+    dp_scopes = sa.Table(
+        names("dp_scopes"), md,
+        sa.Column("table_name", sa.String(200), primary_key=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+    )
+    #: every ε reserved for a differentially private answer (sqlanon/dp/)
+    dp_spends = sa.Table(
+        names("dp_spends"), md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("client", sa.String(200), nullable=False),
+        sa.Column("table_name", sa.String(200), nullable=False),
+        sa.Column("epsilon", sa.Float, nullable=False),
+        sa.Column("delta", sa.Float, nullable=False),
+        sa.Index(names("dp_spends_table_at"), "table_name", "at"),
+    )
+    return Tables(policies, releases, audit, selections, selection_rows, materializing, dp_scopes, dp_spends)

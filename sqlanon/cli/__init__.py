@@ -301,6 +301,7 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
 
 
 # the commands of the other modules register themselves on ``main``
+from sqlanon.cli import budget as _budget_commands  # noqa: E402,F401
 from sqlanon.cli import catalog as _catalog_commands  # noqa: E402,F401
 from sqlanon.cli import demo as _demo_commands  # noqa: E402,F401
 from sqlanon.cli import discover as _discover_commands  # noqa: E402,F401

@@ -46,6 +46,9 @@ class Report:
     statements: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: a differentially private answer (method dp): ε spent, budget left, the noise of each
+    #: figure, and every figure's 95 % interval (sqlanon/dp/release.py)
+    dp: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -76,11 +76,66 @@ def requirement_text(req: dict[str, Any]) -> str:
         elif key == "persons" and isinstance(v, dict):
             by = ", ".join(v.get("columns") or [])
             parts.append(f"at least {v.get('k')} distinct persons per class" + (f" (persons recognised by {by})" if by else ""))
+        elif key == "epsilon" and isinstance(v, dict):
+            who = "each client" if v.get("per") == "client" else "all clients together"
+            parts.append(f"ε={_number(v['per_query'])} per query, budget {_number(v['budget'])} per "
+                         f"{_days(v['window_seconds'])} ({who})")
+        elif key == "delta":
+            parts.append(f"δ={_number(v)} (for keys without a public domain)")
+        elif key == "rows_per_person":
+            parts.append(f"at most {v} row(s) per person")
+        elif key == "measurements":
+            parts.append(f"ε split over {v} measurement(s)")
+        elif key == "bounds" and isinstance(v, dict):
+            parts.append("values clamped into " + ", ".join(f"{c} [{_number(b[0])}, {_number(b[1])}]"
+                                                            for c, b in v.items()))
         elif key == "max_suppression" and isinstance(v, (int, float)):
             parts.append(f"max_suppression={_number(v)} (at most {float(v):.0%} of the selected rows suppressed)")
         else:
             parts.append(f"{key} {_plain(v)}")
     return "; ".join(parts)
+
+
+def _days(seconds: Any) -> str:
+    return f"{seconds / 86_400:g} days" if seconds % 86_400 == 0 else f"{seconds} s"
+
+
+def _dp_text(r: "Report") -> str:
+    """A differentially private answer: the budget, the noise of each figure, the intervals."""
+    lines = [f"table {r.table}: method dp (differential privacy)", f"  why: {r.rule}"]
+    d = r.dp
+    if not d:
+        lines.append("  (not run: nothing spent, no figure drawn)")
+    else:
+        per = "this client's" if d["per"] == "client" else "all clients'"
+        lines.append(f"privacy: ε {_number(d['epsilon_spent'])} spent"
+                     + (f", δ {_number(d['delta_spent'])}" if d["delta_spent"] else "")
+                     + f"; {per} budget {_number(d['budget'])} per {_days(d['window_seconds'])}: "
+                     f"{_number(round(d['budget_spent'], 6))} spent, {_number(round(d['budget_left'], 6))} left")
+        lines.append(f"  ε split over {d['measurements']} measurement(s) of ε {_number(round(d['epsilon_each'], 6))} "
+                     "each (sequential composition)")
+        lines.append("noise (OpenDP), per figure:")
+        for figure, n in d["noise"].items():
+            extra = f", threshold {n['threshold']}" if "threshold" in n else ""
+            lines.append(f"  {figure}: {n['mechanism']}, sensitivity {_number(n['sensitivity'])}, "
+                         f"scale {_number(round(n['scale'], 4))}{extra}")
+        shown = d["intervals"][:SHOWN_BUCKETS]
+        if shown:
+            lines.append("95 % intervals, row by row (the value lies in it with 95 % probability):")
+            for i, spans in enumerate(shown, 1):
+                parts = [f"{c} [{_number(round(s[0], 4))}, {_number(round(s[1], 4))}]"
+                         for c, s in zip(d["columns"], spans) if s is not None]
+                lines.append(f"  row {i}: " + ", ".join(parts))
+            if len(d["intervals"]) > SHOWN_BUCKETS:
+                lines.append(f"  … and {len(d['intervals']) - SHOWN_BUCKETS} more rows (all of them in the JSON report)")
+    if r.requirement:
+        lines.append(f"  requirement {requirement_text(r.requirement)}")
+    times = ", ".join(f"{k} {v:.3f} s" for k, v in r.seconds.items())
+    lines.append(f"cost: {r.statements} SQL statements; {times}")
+    if r.notes:
+        lines.append("notes:")
+        lines.extend(f"  {n}" for n in r.notes)
+    return "\n".join(lines)
 
 
 def _measure(name: str, value: str) -> list[str]:
@@ -90,6 +145,8 @@ def _measure(name: str, value: str) -> list[str]:
 def report_text(r: "Report") -> str:
     if r.table is None:
         return f"pass-through ({r.rule}); {r.statements} statement(s), {sum(r.seconds.values()):.3f} s"
+    if r.method == "dp":
+        return _dp_text(r)
     lines = [f"table {r.table}: method {r.method}", f"  why: {r.rule}"]
     if r.requirement:
         lines.append(f"  requirement {requirement_text(r.requirement)}")

@@ -29,6 +29,8 @@ class Classification:
     why: str
     #: joined with unprotected tables (a join needs whole rows: row methods only)
     joined: bool = False
+    #: the query groups or aggregates (what differential privacy answers, ``privacy.epsilon``)
+    aggregating: bool = False
 
     def __str__(self) -> str:
         shape = f"{'complex' if self.complex else 'simple'}, {'column' if self.column_oriented else 'row'}-oriented"
@@ -67,4 +69,4 @@ def classify(analysis: Analysis, rows: int | None) -> Classification:
     elif analysis.policy.person is not None:
         column, why = False, f"a person's rows are counted together (person: {analysis.policy.person})"
     return Classification(complex=grouped or aggregates or joined, column_oriented=column, rows=rows,
-                          why=why, joined=joined)
+                          why=why, joined=joined, aggregating=grouped or aggregates)

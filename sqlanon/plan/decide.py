@@ -48,6 +48,9 @@ def plan(analysis: Analysis, requirement: Requirement, db: Database,
         raise QueryRejected("slicing of a table with several rows per person", f"{analysis.policy.table}: slicing "
                             "breaks rows apart, and persons (person: "
                             f"{analysis.policy.person}) are counted in classes of whole rows")
+    differential = _differential(analysis, requirement)
+    if differential is not None:
+        return differential
     if requirement.method != "auto":
         if requirement.method not in REGISTRY:
             raise PolicyError(f"method {requirement.method!r} is not available", table=analysis.policy.table)
@@ -104,6 +107,24 @@ def _consistent(table: str, req: Requirement, cls: Classification) -> Plan:
                           f"l-diversity, not {', '.join(missing)}", table=table)
     return Plan("global", f"auto: {cls} → global recoding (consistent: true asks for one generalization per "
                           f"column; the optimum under privacy.metric {req.metric})", req, cls)
+
+
+def _differential(analysis: Analysis, req: Requirement) -> Plan | None:
+    """With ``privacy.epsilon``, a query that groups or aggregates is answered with differential
+    privacy (John's thesis, Figure 23: aggregates → DP where the policy allows it), whatever
+    method the policy names for row queries; ``method: dp`` refuses row queries."""
+    if req.dp is None:
+        return None
+    assert analysis.policy is not None
+    cls = classify(analysis, None)
+    if cls.aggregating:
+        why = "method dp" if req.method == "dp" else "privacy.epsilon"
+        return Plan("dp", f"{why}: {cls} → differential privacy (noisy aggregates; aggregate queries are answered "
+                          "with DP)", req, cls)
+    if req.method == "dp":
+        raise QueryRejected("row query under method dp", f"{analysis.policy.table}: differential privacy answers "
+                            "aggregates (COUNT, SUM, AVG, GROUP BY); this query releases rows")
+    return None
 
 
 def _one_attribute(req: Requirement) -> bool:

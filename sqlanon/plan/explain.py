@@ -48,7 +48,7 @@ class Explanation:
 
     def _full(self) -> str:
         lines = self._head()
-        if self.method is not None and not self.analyzed:
+        if self.method not in (None, "dp") and not self.analyzed:  # dp: one statement, no search
             lines.append(f"note: {ONE_ROUND}")
         stage = None
         for i, s in enumerate(self.statements, 1):
@@ -78,7 +78,7 @@ class Explanation:
             lines.append(f"  {name:<{width}}  {n:>5}" + (f"  {seconds:.3f} s" if self.analyzed and seconds is not None
                                                           else ""))
         lines.append(f"  {'total':<{width}}  {len(self.statements):>5}")
-        if self.method is not None and not self.analyzed:
+        if self.method not in (None, "dp") and not self.analyzed:  # dp: one statement, no search
             lines.append(f"note: {ONE_ROUND}")
         if self.analyzed:
             lines.append(str(self.report))

@@ -1,6 +1,7 @@
 """Read a policy from YAML (or a dict) with errors that name the table, the column and the fault."""
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from sqlanon.policy.model import (
     METHODS,
     METRICS,
     Alpha,
+    Budget,
     Closeness,
+    Differential,
     Diversity,
     Policy,
     QuasiIdentifier,
@@ -37,9 +40,13 @@ from sqlanon.policy.model import (
 TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
                 "sensitive_predicates",
-                "difference_window", "across_releases", "consistent", "metric"}
+                "difference_window", "across_releases", "consistent", "metric", "delta", "contributions", "bounds", "groups"}
 #: keys of the format that later versions implement; refused loudly rather than ignored
-NOT_YET = {"epsilon": "differential privacy"}
+NOT_YET: dict[str, str] = {}
+#: keys that only mean something for differentially private answers
+DP_KEYS = ("delta", "contributions", "bounds", "groups")
+#: units of ``privacy.epsilon.window``
+WINDOW_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 
 
 def load_policy(source: str | Path | dict | Policy) -> Policy:
@@ -109,6 +116,17 @@ def _table(table: str, spec: Any, base: Path) -> TablePolicy:
         raise PolicyError("'person' must name one of the identifier columns (the one whose value is one person)",
                           table=table)
     requirement = _requirement(table, spec.get("privacy"), sensitive, qis)
+    privacy = spec.get("privacy") or {}
+    if "epsilon" in privacy:
+        releasable = [q.column for q in qis] + [s.column for s in sensitive] + list(insensitive)
+        requirement = replace(requirement, dp=_differential(table, privacy, person, releasable))
+    else:
+        for key in DP_KEYS:
+            if key in privacy:
+                raise PolicyError(f"privacy.{key} is a setting of differential privacy: it needs privacy.epsilon",
+                                  table=table)
+        if requirement.method == "dp":
+            raise PolicyError("privacy.method dp needs privacy.epsilon (with its budget)", table=table)
     return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement, person)
 
 
@@ -338,3 +356,98 @@ def _alpha(table: str, spec: Any, sensitive: tuple[Sensitive, ...]) -> Alpha:
         raise PolicyError("privacy.alpha.protect must be 'all' or a non-empty list of values",
                           table=table, column=attribute)
     return Alpha(float(value), attribute, values)
+
+
+def _positive(value: Any) -> float | None:
+    """A positive number, also as YAML 1.1 reads ``1e-6`` (a string)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < float("inf"):
+        return None
+    return float(value)
+
+
+def _window(table: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str) and value[:-1].isdigit() and value[-1:] in WINDOW_UNITS and int(value[:-1]) > 0:
+        return int(value[:-1]) * WINDOW_UNITS[value[-1]]
+    raise PolicyError(f"privacy.epsilon.window must be a positive number of seconds or a duration such as 30d, "
+                      f"12h, 90m, got {value!r}", table=table)
+
+
+def _differential(table: str, spec: dict, person: str | None, releasable: list[str]) -> Differential:
+    """``epsilon: {per_query, budget, per, window}``, ``delta``, ``contributions``, ``bounds``, ``groups``."""
+    eps = spec["epsilon"]
+    if not isinstance(eps, dict):
+        raise PolicyError("privacy.epsilon must be a mapping {per_query, budget, per, window}: a number alone "
+                          "names no budget, and answers without a budget can be asked again and averaged "
+                          "(missing: privacy.epsilon.budget)", table=table)
+    unknown = set(eps) - {"per_query", "budget", "per", "window"}
+    if unknown:
+        raise PolicyError(f"unknown keys {sorted(unknown)} in privacy.epsilon (per_query, budget, per, window)",
+                          table=table)
+    for key in ("per_query", "budget"):
+        if key not in eps:
+            why = " (answers without a budget can be asked again and averaged)" if key == "budget" else ""
+            raise PolicyError(f"privacy.epsilon.{key} is missing{why}", table=table)
+    per_query, budget = _positive(eps["per_query"]), _positive(eps["budget"])
+    if per_query is None:
+        raise PolicyError(f"privacy.epsilon.per_query must be a positive number, got {eps['per_query']!r}", table=table)
+    if budget is None or budget < per_query:
+        raise PolicyError(f"privacy.epsilon.budget must be a number of at least per_query ({per_query:g}), "
+                          f"got {eps['budget']!r}", table=table)
+    per = eps.get("per", "client")
+    if per not in ("client", "table"):
+        raise PolicyError(f"privacy.epsilon.per must be client or table, got {per!r}", table=table)
+    window = _window(table, eps.get("window", "30d"))
+    delta = None
+    if "delta" in spec:
+        delta = _positive(spec["delta"])
+        if delta is None or delta >= 1:
+            raise PolicyError(f"privacy.delta must be a probability in (0, 1), such as 1e-6, got {spec['delta']!r}",
+                              table=table)
+    rows = 1
+    if "contributions" in spec:
+        c = spec["contributions"]
+        if not isinstance(c, dict) or set(c) != {"rows_per_person"}:
+            raise PolicyError("privacy.contributions must be {rows_per_person: N}", table=table)
+        rows = c["rows_per_person"]
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+            raise PolicyError(f"privacy.contributions.rows_per_person must be a positive integer, got {rows!r}",
+                              table=table)
+        if person is None:
+            raise PolicyError("privacy.contributions needs 'person' (the identifier column whose value is one "
+                              "person): without it every row is one person", table=table)
+    bounds = []
+    bspec = spec.get("bounds") or {}
+    if not isinstance(bspec, dict):
+        raise PolicyError("privacy.bounds must map columns to [lowest, highest]", table=table)
+    for column, pair in bspec.items():
+        if column not in releasable:
+            raise PolicyError("privacy.bounds names a column the policy does not release", table=table,
+                              column=str(column))
+        ok = isinstance(pair, list) and len(pair) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < float("inf") for v in pair)
+        if not ok or pair[0] >= pair[1]:
+            raise PolicyError(f"privacy.bounds: expected [lowest, highest] with lowest < highest, got {pair!r}",
+                              table=table, column=str(column))
+        bounds.append((str(column), pair[0], pair[1]))
+    public = []
+    gspec = spec.get("groups") or {}
+    if not isinstance(gspec, dict) or set(gspec) - {"public"} or not isinstance(gspec.get("public") or {}, dict):
+        raise PolicyError("privacy.groups must be {public: {column: [every value of its domain]}}", table=table)
+    for column, values in (gspec.get("public") or {}).items():
+        if column not in releasable:
+            raise PolicyError("privacy.groups.public names a column the policy does not release", table=table,
+                              column=str(column))
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values) \
+                or len(set(values)) != len(values):
+            raise PolicyError("privacy.groups.public: expected a non-empty list of distinct values (the column's "
+                              "whole public domain)", table=table, column=str(column))
+        public.append((str(column), tuple(values)))
+    return Differential(Budget(per_query, budget, per, window), delta, rows, tuple(bounds), tuple(public))

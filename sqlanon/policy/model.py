@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing", "global")
+METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing", "global", "dp")
 #: what ``method: global`` minimizes (anonymize/global_recoding.py)
 METRICS = ("loss", "kl", "discernibility", "entropy")
 #: methods that release numeric quasi-identifiers as numbers (group means), not as labels
@@ -92,6 +92,42 @@ class Slicing:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """How much ε a table's aggregates may spend (``privacy.epsilon``)."""
+
+    #: ε of one query, split over its aggregates and its keys' threshold
+    per_query: float
+    #: ε that may be spent within ``window``, by each client (``per: client``) or by all of
+    #: them together (``per: table``); never left out: answers without a budget average away
+    budget: float
+    per: str  # client | table
+    #: seconds over which spends add up
+    window: int
+
+
+@dataclass(frozen=True)
+class Differential:
+    """Differentially private answers to aggregate queries (Dwork, McSherry, Nissim & Smith
+    2006; John's thesis, §2.5): noise calibrated to what one person can change (sqlanon/dp/)."""
+
+    epsilon: Budget
+    #: for the threshold that releases GROUP BY keys that are not public; None: only public keys
+    delta: float | None = None
+    #: rows of one person (``person:``) an aggregate reads at most; 1 without ``person``
+    rows_per_person: int = 1
+    #: column → (lowest, highest): values are clamped into it before SUM and AVG
+    bounds: tuple[tuple[str, float, float], ...] = ()
+    #: column → every value of its public domain: such keys are released without a threshold
+    public: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    def bound(self, column: str) -> tuple[float, float] | None:
+        return next(((lo, hi) for c, lo, hi in self.bounds if c == column), None)
+
+    def domain(self, column: str) -> tuple[Any, ...] | None:
+        return next((values for c, values in self.public if c == column), None)
+
+
+@dataclass(frozen=True)
 class Requirement:
     k: int = 2
     alpha: Alpha | None = None
@@ -126,6 +162,8 @@ class Requirement:
     #: the information loss ``global`` minimizes: ARX's ``loss`` (default), ``kl``,
     #: ``discernibility`` or non-uniform ``entropy``
     metric: str = "loss"
+    #: differential privacy for aggregate queries (``privacy.epsilon``); None: not asked
+    dp: Differential | None = None
 
     def tightened(self, o: "Overrides", sensitive: tuple["Sensitive", ...] = ()) -> "Requirement":
         """Overrides from a caller may only make the requirement stricter (or name another
@@ -171,6 +209,8 @@ class Requirement:
         if o.method is not None:
             if o.method not in METHODS:
                 raise PolicyError(f"method {o.method!r} is not available (one of {', '.join(METHODS)})")
+            if o.method == "dp" and self.dp is None:
+                raise PolicyError("method dp needs privacy.epsilon (with its budget) in the policy")
             new = replace(new, method=o.method)
         return new
 

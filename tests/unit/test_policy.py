@@ -35,7 +35,7 @@ def broken(**changes):
     ({"privacy__alpha": {"value": 0.5, "protect": "some"}}, "patients", "disease", "protect"),
     ({"privacy__max_suppression": 2}, "patients", None, "max_suppression"),
     ({"privacy__method": "magic"}, "patients", None, "method 'magic'"),
-    ({"privacy__epsilon": 1.0}, "patients", None, "differential privacy is not available"),
+    ({"privacy__epsilon": 1.0}, "patients", None, "missing: privacy.epsilon.budget"),
     ({"privacy__l": {"value": 2, "variant": "recursive"}}, "patients", None, "privacy.l.c must be a positive"),
     ({"privacy__t": {"value": 0.2, "distance": "hierarchical"}}, "patients", "disease", "needs a 'hierarchy'"),
     ({"privacy__t": {"value": 0.2, "distance": "manhattan"}}, "patients", "disease", "ordered, equal, hierarchical"),
