@@ -85,7 +85,7 @@ class Discovery:
                                                               if self.sample_rows else "")]
         out.append("identifier-like columns:" if self.identifiers else "identifier-like columns: none")
         for i in self.identifiers:
-            best = sorted(i.partners.items(), key=lambda kv: -kv[1][0])
+            best = sorted(i.partners.items(), key=lambda kv: -kv[1][0])[:5]  # all of them in to_dict
             withs = ", ".join(f"with {c} {u:,}{'' if e else ' (in the sample)'}" for c, (u, e) in best)
             out.append(f"  {i.column}: {'; '.join(i.reasons)}; alone it singles out {i.uniques:,} rows "
                        f"({pct(i.uniques)})" + (f"; {withs}" if withs else ""))
