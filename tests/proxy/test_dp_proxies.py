@@ -1,0 +1,92 @@
+"""Differentially private aggregates through both proxies: a client of the PostgreSQL or MySQL
+wire protocol gets the noisy answer, spends its own budget (the proxy's user is the ledger's
+client), and is refused with an error once it is spent."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+
+import psycopg
+import pymysql
+import pytest
+import yaml
+
+from sqlanon.proxy.server import ProxyConfig
+from sqlanon.proxy.users import set_user
+from tests.backends.test_dp import HEAVY, bounded, load, policy, visits
+from tests.conftest import fresh_database
+from tests.helpers import connect, restricted
+from tests.proxy.mysql_harness import RunningProxy
+from tests.proxy.pg_support import ProxyThread
+from tests.servers.local import free_port
+
+PASSWORD = "dp-pw"
+SQL = "SELECT sex, COUNT(*) AS n FROM visits GROUP BY sex ORDER BY sex"
+
+
+def _prepare(url: str, tmp: Path) -> tuple[ProxyConfig, list[tuple]]:
+    rows = visits(60)
+    load(url, rows)
+    path = tmp / "policy.yml"
+    # ε = 300 per query, budget for two: the counts show through the noise, the third is refused
+    path.write_text(yaml.safe_dump(policy(per_query=300.0, budget=600.0)))
+    connect(url, str(path), catalog=True).close()  # the catalog, with its ledger
+    users = tmp / "users.yml"
+    set_user(users, "alice", PASSWORD, native=True)
+    login, reader = restricted(url, str(path))
+    return ProxyConfig(login, path, users, reader_role=reader), bounded(rows)
+
+
+def _expected(mine: list[tuple]) -> list[tuple]:
+    return [("Female", sum(r[2] == "Female" for r in mine)), ("Male", sum(r[2] == "Male" for r in mine)),
+            ("Other", 0)]
+
+
+@pytest.fixture
+def pg(servers, tmp_path) -> Iterator[tuple[int, str, list[tuple]]]:
+    with fresh_database("postgresql", servers, tmp_path) as url:
+        config, mine = _prepare(url, tmp_path)
+        port = free_port()
+        proxy = ProxyThread(replace(config, listen_pg=("127.0.0.1", port))).start()
+        try:
+            yield port, url.rsplit("/", 1)[1], mine
+        finally:
+            proxy.stop()
+
+
+@pytest.fixture
+def my(servers, tmp_path) -> Iterator[tuple[int, str, list[tuple]]]:
+    with fresh_database("mysql", servers, tmp_path) as url:
+        config, mine = _prepare(url, tmp_path)
+        proxy = RunningProxy(replace(config, listen_mysql=("127.0.0.1", free_port())))
+        try:
+            yield proxy.port, url.rsplit("/", 1)[1], mine
+        finally:
+            proxy.stop()
+
+
+def test_pg_proxy_answers_with_noise_and_keeps_the_budget(pg):
+    port, database, mine = pg
+    assert len(mine) < HEAVY
+    info = f"host=127.0.0.1 port={port} user=alice password='{PASSWORD}' dbname={database} sslmode=disable"
+    with psycopg.connect(info, autocommit=True) as c:
+        for _ in range(2):
+            assert [tuple(r) for r in c.execute(SQL).fetchall()] == _expected(mine)
+        with pytest.raises(psycopg.Error, match="privacy budget exhausted"):
+            c.execute(SQL)
+
+
+def test_mysql_proxy_answers_with_noise_and_keeps_the_budget(my):
+    port, database, mine = my
+    c = pymysql.connect(host="127.0.0.1", port=port, user="alice", password=PASSWORD, database=database,
+                        ssl_disabled=True, connect_timeout=10, read_timeout=60)
+    try:
+        with c.cursor() as cur:
+            for _ in range(2):
+                cur.execute(SQL)
+                assert [tuple(r) for r in cur.fetchall()] == _expected(mine)
+            with pytest.raises(pymysql.MySQLError, match="privacy budget exhausted"):
+                cur.execute(SQL)
+    finally:
+        c.close()
