@@ -216,7 +216,8 @@ def _statement(analysis: Analysis, dp: Differential, keys: tuple[str, ...], meas
         return _clamped(col(name, table), *bound) if bound is not None else col(name, table)
 
     def aggregate(m: Measure, table: str, clamp: bool) -> exp.Expression:
-        arg = exp.Star() if m.column is None else (value(m.column, table) if clamp else col(m.column, table))
+        # the inner query of the bounded path carries each value clamped, as _dp_v_<column>
+        arg = exp.Star() if m.column is None else (value(m.column, table) if clamp else col(f"_dp_v_{m.column}", table))
         agg: exp.Expression = exp.Count(this=arg) if m.kind == "count" else exp.Sum(this=arg)
         return exp.Alias(this=agg, alias=exp.to_identifier(m.name, quoted=True))
 
@@ -229,11 +230,12 @@ def _statement(analysis: Analysis, dp: Differential, keys: tuple[str, ...], meas
             select = select.where(where)
         return select.group_by(*[col(k) for k in keys]) if keys else select
     # at most rows_per_person rows of each person, chosen at random, each value clamped
-    values = sorted({m.column for m in measures if m.column is not None} - set(keys))
+    # a key may be aggregated too (GROUP BY age, SUM(age)): the key as stored, the value clamped
+    values = sorted({m.column for m in measures if m.column is not None})
     rank = exp.Window(this=exp.RowNumber(), partition_by=[col(tp.person)],
                       order=exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
     inner = exp.select(*[exp.alias_(col(k), k, quoted=True) for k in keys],
-                       *[exp.alias_(value(v, alias), v, quoted=True) for v in values],
+                       *[exp.alias_(value(v, alias), f"_dp_v_{v}", quoted=True) for v in values],
                        exp.alias_(rank, RANK, quoted=True)).from_(source)
     if where is not None:
         inner = inner.where(where)

@@ -245,3 +245,17 @@ def test_the_catalog_keeps_every_spend(db_url):
             spends = c.execute(sa.select(t.c.client, t.c.table_name, t.c.epsilon, t.c.delta)).all()
         assert db.releases() == []  # no rows were released
     assert [tuple(s) for s in spends] == [("alice", "visits", 0.5, 0.0)]
+
+
+def test_a_key_that_is_also_summed_is_clamped_in_the_sum(db_url):
+    rows = visits()
+    load(db_url, rows)
+    pol = policy(groups={"public": {"sex": ["Male", "Female", "Other"], "age": list(range(101))}})
+    with connect(db_url, pol, catalog=True) as db:
+        res = db.execute("SELECT age, SUM(age) AS s, COUNT(*) AS n FROM visits WHERE age >= 80 GROUP BY age")
+    assert len(res.rows) == 101  # the public domain, also the ages the WHERE leaves empty
+    mine = bounded(rows)
+    for age, s, n in res.rows:
+        exact = sum(r[1] == age and r[1] >= 80 for r in mine)
+        assert n == exact
+        assert abs(s - 60 * exact) < 15  # clamped into [20, 60]: not age × n
