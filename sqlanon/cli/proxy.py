@@ -1,7 +1,11 @@
 """``sqlanon proxy`` and ``sqlanon proxy-user``: the wire-protocol front-ends and their clients."""
 from __future__ import annotations
 
+import logging
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import click
@@ -22,11 +26,15 @@ from sqlanon.errors import SqlanonError
 @click.option("--require-tls", is_flag=True, help="refuse clients that do not switch to TLS")
 @click.option("--without-catalog", is_flag=True,
               help="serve protected tables without a catalog, i.e. without any defence across queries")
+@click.option("--drain-timeout", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+              help="on SIGTERM/SIGINT, how long statements under way may take to finish")
 def proxy(url: str, policy: str, users: str, listen_pg: str | None, listen_mysql: str | None,
-          tls_cert: str | None, tls_key: str | None, require_tls: bool, without_catalog: bool) -> None:
-    """Serve anonymized answers to unchanged applications over the PostgreSQL/MySQL protocols."""
+          tls_cert: str | None, tls_key: str | None, require_tls: bool, without_catalog: bool,
+          drain_timeout: float) -> None:
+    """Serve anonymized answers to unchanged applications over the PostgreSQL/MySQL protocols.
+
+    SIGTERM or SIGINT shuts it down gracefully (a second one at once); the exit code is then 0."""
     import asyncio
-    import logging
 
     from sqlanon.proxy.server import ProxyConfig, address, serve
 
@@ -35,12 +43,27 @@ def proxy(url: str, policy: str, users: str, listen_pg: str | None, listen_mysql
         config = ProxyConfig(url, Path(policy), Path(users),
                              address(listen_pg) if listen_pg else None, address(listen_mysql) if listen_mysql else None,
                              Path(tls_cert) if tls_cert else None, Path(tls_key) if tls_key else None, require_tls,
-                             without_catalog=without_catalog, **access())
-        asyncio.run(serve(config))
+                             without_catalog=without_catalog, drain_timeout=drain_timeout, **access())
+        asyncio.run(serve(config, signals=True))
     except SqlanonError as e:
         _fail(e)
     except KeyboardInterrupt:
         pass
+    _exit()
+
+
+def _exit(wait: float = 1.0) -> None:
+    """Exit without waiting for a library thread whose anonymization the drain timeout cut
+    short (the interpreter would): the database rolls back what its connection did."""
+    deadline = time.monotonic() + wait
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for t in others:
+        t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in others):
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @main.command("proxy-user")

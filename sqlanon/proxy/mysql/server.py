@@ -65,6 +65,10 @@ class Shared:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await in_thread(self.pool, fn, *args)
 
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.audits.shutdown(wait=True)
+
     def audit(self, lib: Any, sql: str, decision: str, **fields: Any) -> None:
         """Record a statement the proxy relayed itself, off the event loop (the catalog's audit
         sink inserts a row per statement)."""
@@ -99,6 +103,7 @@ class Connection(asyncio.BufferedProtocol):
         self.transport.set_write_buffer_limits(high=1 << 20)
         session = ClientSession(self, self.shared, next(self.shared.ids))
         self.task = asyncio.get_running_loop().create_task(session.run())
+        self.shared.proxy.enlist(self.task, session)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         n = self.framer.wanted() if self.exact else len(self._buffer)
@@ -208,6 +213,7 @@ async def start(proxy: Proxy, host: str, port: int) -> asyncio.Server:
     info = await Backend.probe(target)
     max_packet = await in_thread(None, _max_allowed_packet, proxy)
     shared = Shared(proxy, target, info, _setup_statements(proxy), max_packet)
+    proxy.closers.append(shared.close)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Connection(shared), host, port)
     LOG.info("MySQL front-end on %s:%d (database %s, %s)", host, port, shared.database, info.version)

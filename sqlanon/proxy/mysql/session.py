@@ -11,6 +11,7 @@ protocol violation, a lost client or a database lost mid-answer ends it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import struct
@@ -21,6 +22,7 @@ from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.proxy.mysql import auth, codec, gate, results, statements
 from sqlanon.proxy.mysql.backend import Backend, BackendLost, PrepareFailed
 from sqlanon.proxy.mysql.gate import Verdict
+from sqlanon.proxy.server import Client, ShuttingDown
 
 if TYPE_CHECKING:
     from sqlanon.api import Session as LibrarySession
@@ -32,7 +34,7 @@ FRONT_END = "proxy-mysql"
 # error numbers (MySQL's own where one fits)
 ER_DBACCESS_DENIED, ER_ACCESS_DENIED, ER_UNKNOWN_COM, ER_UNKNOWN_ERROR = 1044, 1045, 1047, 1105
 ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644, 3159, 2013
-ER_NO_SUCH_THREAD, ER_NET_PACKET_TOO_LARGE = 1094, 1153
+ER_NO_SUCH_THREAD, ER_NET_PACKET_TOO_LARGE, ER_SERVER_SHUTDOWN = 1094, 1153, 1053
 CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
 MAX_LONG_DATA = 16 << 20
 #: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
@@ -53,7 +55,7 @@ def error_packet(e: Exception) -> bytes:
     return codec.err(ER_UNKNOWN_ERROR, "HY000", "internal error in the proxy; see its log")
 
 
-class ClientSession:
+class ClientSession(Client):
     def __init__(self, conn: "Connection", shared: "Shared", connection_id: int):
         self.conn, self.shared, self.id = conn, shared, connection_id
         self.state = "greeting"
@@ -66,6 +68,10 @@ class ClientSession:
         self.backend: Backend | None = None
         self.prepared: dict[int, statements.Prepared] = {}
         self._next_stmt = 1
+        #: part of the answer to the current command went out
+        self.answered = False
+        #: the database connection a relayed command runs on, until its answer is complete
+        self.relaying: int | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
     async def send(self, *payloads: bytes) -> None:
@@ -73,10 +79,11 @@ class ClientSession:
         for p in payloads:
             data, self.seq = codec.frame(p, self.seq)
             out.append(data)
+        self.answered = True
         await self.conn.write(b"".join(out))
 
     async def read(self) -> bytes:
-        seq, payload = await self.conn.read_packet()
+        seq, payload = await self.from_client(self.shared.proxy, self.conn.read_packet)
         self.seq = (seq + 1) & 0xFF
         return payload
 
@@ -92,12 +99,17 @@ class ClientSession:
                 payload = await self.read()
                 if self.seq != 1 or not payload:
                     raise codec.ProtocolError("a command must start a new exchange")
+                self.answered = False
                 await self._command(payload)
         except codec.PacketTooLarge as e:
             LOG.info("client %d (%s): %s", self.id, self.state, e)
             self.seq = (e.seq + 1) & 0xFF
             await self.send(codec.err(ER_NET_PACKET_TOO_LARGE, "08S01",
                                       f"Got a packet bigger than 'max_allowed_packet' bytes ({e.limit})"))
+        except (ShuttingDown, asyncio.CancelledError):
+            if not self.shared.proxy.stopping:
+                raise
+            await self._farewell()
         except (Closed, ConnectionError, codec.ProtocolError, asyncio.TimeoutError, ssl.SSLError) as e:
             if not isinstance(e, Closed):
                 LOG.info("client %d (%s): %s", self.id, self.state, e)
@@ -109,6 +121,23 @@ class ClientSession:
             if self.backend is not None:
                 self.backend.close()
             self.conn.close()
+
+    async def _farewell(self) -> None:
+        """ER_SERVER_SHUTDOWN, as MariaDB sends it: to an idle client unasked (sequence 0), to a
+        command as its answer; a client that has part of an answer only sees the connection close.
+        A relayed statement still running is killed on the database."""
+        if self.idle and self.state == "command":
+            self.seq = 0
+        if not self.answered or self.idle:
+            with contextlib.suppress(ConnectionError):
+                await self.send(codec.err(ER_SERVER_SHUTDOWN, "08S01", "Server shutdown in progress"))
+        if self.relaying is not None:
+            with contextlib.suppress(BackendLost):
+                killer = await Backend.open(self.shared.target, 0, [])
+                try:
+                    await killer.simple(gate.kill_query(self.relaying))
+                finally:
+                    killer.close()
 
     # -- connection phase -------------------------------------------------------------------------
     async def _connect(self) -> None:
@@ -316,12 +345,14 @@ class ClientSession:
 
         async def write(data: bytes) -> None:
             nonlocal sent
-            sent = True
+            sent = self.answered = True
             await self.conn.write(data)
 
+        self.relaying = backend.thread_id
         try:
             scanner = await backend.relay(payload, write, fields=fields)
         except BackendLost:
+            self.relaying = None
             self._drop_backend()
             if sent:
                 raise Closed from None
@@ -329,6 +360,7 @@ class ClientSession:
         except BaseException:
             self._drop_backend()  # the client went away mid-answer: the rest is still coming
             raise
+        self.relaying = None
         self.status = scanner.status or self.status
         return scanner
 

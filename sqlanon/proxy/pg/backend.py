@@ -75,6 +75,8 @@ class Backend:
         self.key = (0, 0)
         self.status = b"I"
         self.broken = False
+        #: ``relay`` passed on part of a DataRow (nothing but the rest of it may follow)
+        self.mid_row = False
         #: messages not yet handed to the transport: sent together when a reply is awaited
         self.out = bytearray()
         #: while pooled and idle: a read that completes only if the database speaks up
@@ -147,12 +149,14 @@ class Backend:
                     if typ == _Z:
                         self.status = bytes(buf[pos + 5:end])
                     write(_take(buf, end))
+                    self.mid_row = False
                     return typ, last_typ, last
                 pos = end
             cut = min(pos, n)
             if cut:
                 write(_take(buf, cut))
                 pos -= cut
+                self.mid_row = pos > 0
                 await drain()
             await self._fill()
 

@@ -70,21 +70,20 @@ async def start(proxy: "Proxy", host: str, port: int) -> asyncio.Server:
     from sqlanon.proxy.pg.session import PgSession
 
     front = FrontEnd(proxy)
+    proxy.closers.append(front.close)
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await PgSession(front, reader, writer).run()
+        session = PgSession(front, reader, writer)
+        task = asyncio.current_task()
+        assert task is not None
+        proxy.enlist(task, session)
+        try:
+            await session.run()
+        except asyncio.CancelledError:
+            pass  # the shutdown closed a client that did not read its error (asyncio would log a traceback)
 
     server = await asyncio.start_server(client, host, port, limit=1 << 16)
     # what start-up loaded (sqlglot, SQLAlchemy, the policies) lives as long as the process:
     # out of the collector's reach, full collections stay short and so do latency spikes
     gc.freeze()
-    server.get_loop().create_task(_close_with(server, front))
     return server
-
-
-async def _close_with(server: asyncio.Server, front: FrontEnd) -> None:
-    try:
-        while server.is_serving():
-            await asyncio.sleep(0.5)
-    finally:
-        front.close()

@@ -21,11 +21,11 @@ from sqlanon import api
 from sqlanon.errors import SqlanonError
 from sqlanon.proxy.pg import codec, gate
 from sqlanon.proxy.pg.auth import AuthFailed, ScramServer
-from sqlanon.proxy.pg.backend import Backend, BackendLost
+from sqlanon.proxy.pg.backend import Backend, BackendLost, cancel
 from sqlanon.proxy.pg.codec import ProtocolViolation
 from sqlanon.proxy.pg.extended import Extended
 from sqlanon.proxy.pg.results import send_result
-from sqlanon.proxy.server import in_thread
+from sqlanon.proxy.server import Client, ShuttingDown, in_thread
 
 if TYPE_CHECKING:
     from sqlanon.proxy.pg.server import FrontEnd
@@ -49,7 +49,7 @@ class Fatal(Exception):
         self.message = message
 
 
-class PgSession(Extended):
+class PgSession(Extended, Client):
     def __init__(self, front: "FrontEnd", reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         super().__init__()
         self.front = front
@@ -106,7 +106,7 @@ class PgSession(Extended):
                 return msg
             await self.settle()
             await self.drain()
-            data = await self.reader.read(1 << 16)
+            data = await self.from_client(self.front.proxy, self.reader.read, 1 << 16)
             if not data:
                 raise ConnectionResetError("client closed the connection")
             self.framer.feed(data)
@@ -126,6 +126,10 @@ class PgSession(Extended):
                 self.write(codec.error(e.sqlstate, str(e), severity="FATAL"))
             except TimeoutError:
                 self.write(codec.error("08P01", "start-up took too long", severity="FATAL"))
+            except (ShuttingDown, asyncio.CancelledError):
+                if not self.front.proxy.stopping:
+                    raise
+                await self._farewell()
             except (ConnectionError, OSError):
                 raise
             except Exception:  # a fault of the proxy: this client's connection ends, no other's
@@ -142,6 +146,19 @@ class PgSession(Extended):
                 self.front.sessions.pop(self.key, None)
             self._release(reuse=False)
             self.writer.close()
+
+    async def _farewell(self) -> None:
+        """The shutdown's FATAL error, as PostgreSQL sends it (unless the client has half a row:
+        then it only sees the connection close); a statement still running on the database is
+        cancelled there."""
+        mid_row = self.backend is not None and self.backend.mid_row
+        if not mid_row:
+            self.pending.clear()
+            self.emit(codec.error("57P01", "terminating connection due to administrator command: the sqlanon proxy "
+                                           "is shutting down", severity="FATAL"))
+        if self.backend is not None and not self.idle:
+            await self.drain()
+            await cancel(self.front.target, self.backend.key)
 
     async def _startup(self) -> bool:
         tls = False
