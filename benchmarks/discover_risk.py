@@ -14,10 +14,11 @@ bound and must measure them. Per backend and table it times:
 - ``risk``: ``sqlanon.api.risk`` over the six usual quasi-identifiers (age, education,
   marital_status, race, sex, native_country; on wide1m c1..c6), population 'usa'.
 
-Measured (PostgreSQL 15, 2 cores, other jobs running): adult1m discover 7.5 s (78 of 575
-combinations measured, on the sample; 497 settled by the bound), risk 0.33 s; wide1m discover
-77 s — 45 minimal nearly unique combinations, each confirmed on the whole table by a GROUP BY of
-1,000,000 groups (about 1.1 s each here) — risk 0.8 s; Adult discover 2.9 s, risk 0.08 s.
+Measured (PostgreSQL, 2 cores shared with other jobs; two runs): adult1m discover 7.5–9.3 s (78
+of 575 combinations measured, all on the sample; 497 settled by the bound), risk 0.3–0.7 s;
+wide1m discover 77–87 s (89 measured on the sample, 70 confirmed on the whole table by a GROUP
+BY of about a million groups, 0.8–1.2 s each: 45 minimal nearly unique combinations and 25 that
+qualified on the sample only), risk 0.8 s; Adult discover 2.9–3.0 s, risk 0.05–0.08 s.
 
 Usage:  python benchmarks/discover_risk.py [--backends postgresql] [--sizes adult,1m,wide] [--max-size 3]
         [--repeat N] [--json out.json]
@@ -77,7 +78,8 @@ def measure(url: str, table: str, max_size: int, repeat: int) -> dict:
         walls.append(time.perf_counter() - t0)
     out["discover"] = {"seconds": round(min(walls), 2), "walls": [round(w, 2) for w in walls], "rows": d.rows,
                        "sample_rows": d.sample_rows, "lattice": d.lattice, "measured": d.measured,
-                       "settled_by_bound": d.bounded, "statements": d.statements,
+                       "settled_by_bound": d.bounded, "on_sample": d.on_sample, "on_table": d.on_table,
+                       "statements": d.statements,
                        "found": [list(c) for c, _ in d.found],
                        "identifier_like": [i.column for i in d.identifiers]}
     walls = []

@@ -53,6 +53,9 @@ class Discovery:
     lattice: int
     measured: int
     bounded: int
+    #: combinations measured on the sample, and on the whole table
+    on_sample: int
+    on_table: int
     statements: int
     seconds: float
     policy_yaml: str
@@ -73,6 +76,7 @@ class Discovery:
                                                             "uniques": self.together.uniques},
             "patterns": {c: {"sampled": n, **m} for c, (n, m) in self.patterns.items()},
             "search": {"lattice": self.lattice, "measured": self.measured, "settled_by_bound": self.bounded,
+                       "on_sample": self.on_sample, "on_table": self.on_table,
                        "statements": self.statements, "seconds": round(self.seconds, 3)},
             "policy": self.policy_yaml, "notes": list(self.notes),
         }
@@ -98,8 +102,9 @@ class Discovery:
             out.append(f"quasi-identifiers {', '.join(self.quasi_identifiers)} together: single out "
                        f"{self.together.uniques:,} rows ({pct(self.together.uniques)}, sample uniques), "
                        f"{self.together.classes:,} classes")
-        out.append(f"search: {self.measured} of {self.lattice} combinations measured, {self.bounded} settled by "
-                   f"the bound on their classes; {self.statements} statements, {self.seconds:.2f} s")
+        where = f" ({self.on_sample} on the sample, {self.on_table} on the whole table)" if self.sample_rows else ""
+        out.append(f"search: {self.measured} of {self.lattice} combinations measured{where}, {self.bounded} settled "
+                   f"by the bound on their classes; {self.statements} statements, {self.seconds:.2f} s")
         out += [f"note: {n}" for n in self.notes]
         out.append("only counts, lengths and the range of numeric columns left the database; "
                    "'--format yaml' proposes a policy")
@@ -150,7 +155,8 @@ def discover(db: Database, table: str, *, max_size: int = 4, threshold: float = 
     return Discovery(spelled, rows, threshold, max_size, sample_rows if sample else None, tuple(found),
                      tuple(identifiers), tuple(qis), together, seen,
                      all_combinations(names, max_size), len(lattice.measured) if lattice else 0,
-                     lattice.bounded if lattice else 0, statements, time.perf_counter() - t0, yaml_text, tuple(notes))
+                     lattice.bounded if lattice else 0, combos.on_sample, combos.on_table, statements,
+                     time.perf_counter() - t0, yaml_text, tuple(notes))
 
 
 _KINDS = {"email": "e-mail addresses", "phone": "phone numbers", "national_id": "national id numbers",
