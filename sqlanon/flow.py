@@ -153,7 +153,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 if not live:
                     break
                 try:
-                    enforce(measured, req)
+                    enforce(measured, req, exact=not method.suppresses)
                 except SuppressionExceeded:
                     if not fallback:
                         raise

@@ -239,11 +239,13 @@ def _distribution_tables(attribute: str, index: int, frag: Fragment, released: s
     return counts, whole
 
 
-def enforce(m: Measurement, req: Requirement) -> None:
+def enforce(m: Measurement, req: Requirement, exact: bool = False) -> None:
     """Refuse the release when the selection is narrower than the policy allows, a criterion
     fails, or suppression exceeds the policy's limit. The counts of the selection are compared
     with noise (verify/noise.py) and no refusal says a count: the decision and its text reveal
-    nothing the release would not."""
+    nothing the release would not. ``exact``: the method withholds no row, so the selection's
+    size is the release's and every figure of the suppression limit can be read off the released
+    rows: that comparison needs no noise."""
     if req.min_rows and noisy(m.rows_in) < req.min_rows:
         raise ReleaseRefused(f"the query selects too few rows for the policy's min_rows={req.min_rows} (compared "
                              "with noise; a narrow selection invites differencing between queries); nothing was "
@@ -257,7 +259,7 @@ def enforce(m: Measurement, req: Requirement) -> None:
     # with one row more or less: one draw of the noise blurs it. A release that suppresses
     # nothing is never refused, nor one under a limit of 100 %.
     over = m.rows_suppressed - req.max_suppression * m.rows_in
-    if m.rows_suppressed and req.max_suppression < 1 and over + noise() > 0:
+    if m.rows_suppressed and req.max_suppression < 1 and over + (0 if exact and not m.rows_withheld else noise()) > 0:
         raise SuppressionExceeded(
             f"the requirement would suppress more of the selected rows (withheld, or released with every "
             f"quasi-identifier generalized to the root) than the policy's max_suppression "

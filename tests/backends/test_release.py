@@ -10,7 +10,7 @@ def test_classes_are_formed_byte_for_byte(db_url):
     values = ["ABC", "abc", "abc "] * 2 + ["Abc"]
     load_table(db_url, "t", [("code", "text"), ("d", "text")], [(v, f"d{i % 2}") for i, v in enumerate(values)])
     policy = {"tables": {"t": {"quasi_identifiers": {"code": {"type": "suppress"}}, "sensitive": {"d": {}},
-                               "privacy": {"k": 2, "max_suppression": 0.5}}}}
+                               "privacy": {"k": 2, "max_suppression": 1.0}}}}
     with connect(db_url, policy=policy) as db:
         res = db.execute("SELECT code, d FROM t")
     released = [r[0] for r in res.rows]
