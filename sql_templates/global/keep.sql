@@ -3,7 +3,7 @@
 SELECT :levels, 1 AS one
 FROM (
   SELECT :levels_inner, SUM(n) AS size, :diverse
-  FROM :base
+  FROM :base AS b
   GROUP BY :levels_group
 ) AS cls
 WHERE :passes

@@ -13,6 +13,6 @@ SELECT SUM(CASE WHEN :fails THEN 0 ELSE 1 END) AS classes,
        :shares
 FROM (
   SELECT :levels, SUM(n) AS size, :diverse
-  FROM :base
+  FROM :base AS b
   GROUP BY :levels_group
 ) AS cls

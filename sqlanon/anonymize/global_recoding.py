@@ -3,8 +3,8 @@
 Every quasi-identifier is generalized to one level for the whole release (Samarati 2001;
 LeFevre, DeWitt & Ramakrishnan's full-domain recoding; ARX's default, Kohlmayer et al.'s
 Flash), so a label means the same in every row and two releases of one table join: what a policy
-asks for with ``consistent: true``. Classes that fail k (or distinct l) at the chosen node are
-withheld, within ``max_suppression``; rows released with every quasi-identifier at the root
+asks for with ``consistent: true``. Classes that fail k (or α, or distinct l) at the chosen
+node are withheld, within ``max_suppression``; rows released with every quasi-identifier at the root
 count as suppressed too, as everywhere in sqlanon. Of the nodes that meet the models within the
 limit, the one of least loss under ``privacy.metric`` is released: ARX's loss (default), the KL
 divergence, discernibility or non-uniform entropy (anonymize/lattice.py).
@@ -27,6 +27,7 @@ from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
 from sqlanon.anonymize.lattice import Domain, Outcome, arx_loss, arx_loss_parts, entropy, kl_sum, lower_bound, search
 from sqlanon.context import RunContext
+from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.errors import PolicyError
 from sqlanon.hierarchy import TaxonomyHierarchy
 from sqlanon.hierarchy.base import Hierarchy
@@ -48,42 +49,75 @@ def within(share: float, total: int) -> float:
 
 class GlobalRecoding:
     name: ClassVar[str] = "global"
-    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "l-diversity")
+    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "alpha-deassociation", "l-diversity")
     suppresses: ClassVar[bool] = True
 
     def __init__(self, requirement: Requirement):
         self.req = requirement
-        unsupported = [m for m, v in (("α", requirement.alpha), ("t-closeness", requirement.t)) if v is not None]
+        unsupported = ["t-closeness"] if requirement.t is not None else []
         if requirement.l is not None and requirement.l.variant != "distinct":
             unsupported.append(f"{requirement.l.variant} l-diversity")
         if unsupported:
-            raise PolicyError(f"method global builds k-anonymity and distinct l-diversity; the requirement asks "
-                              f"for {', '.join(unsupported)}")
-        self.attribute = requirement.l.attribute if requirement.l is not None else None
+            raise PolicyError(f"method global builds k-anonymity, α-deassociation and distinct l-diversity; the "
+                              f"requirement asks for {', '.join(unsupported)}")
+        attributes = {m.attribute for m in (requirement.alpha, requirement.l) if m is not None}
+        if len(attributes) > 1:
+            raise PolicyError(f"method global judges one sensitive attribute per release; the requirement names "
+                              f"{sorted(attributes)}")
+        self.attribute = attributes.pop() if attributes else None
+        frac = alpha_fraction(requirement.alpha.value if requirement.alpha else None)
+        self.num, self.den = frac.numerator, frac.denominator
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        return frequency.pushdown_columns(frag, ctx, self.attribute, None)
+        return frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
 
-    # the class conditions, over a class's size and distinct sensitive values dl
+    @property
+    def _values(self) -> bool:
+        """A model reads the classes' sensitive values (l, α), not their sizes alone."""
+        return self.req.l is not None or self.req.alpha is not None
+
+    # the class conditions, over a class's size, distinct sensitive values dl and the rows of
+    # its most frequent protected value maxp
     def _fails(self) -> exp.Expression:
         cond: exp.Expression = exp.LT(this=col("size"), expression=lit(self.req.k))
         if self.req.l is not None:
             cond = exp.Or(this=cond, expression=exp.LT(this=col("dl"), expression=lit(self.req.l.value)))
+        if self.req.alpha is not None:
+            cond = exp.Or(this=cond, expression=exp.GT(
+                this=exp.Mul(this=col("maxp"), expression=lit(self.den)),
+                expression=exp.Mul(this=lit(self.num), expression=col("size"))))
         return cond
 
     def _diverse(self) -> list[exp.Expression]:
-        distinct = cast(exp.Expression, exp.alias_(exp.Count(this=exp.Distinct(expressions=[col("sv")])), "dl"))
-        return [distinct] if self.req.l else []
+        """Per class, over the rows per sensitive value of _source: dl and maxp."""
+        if not self._values:
+            return []
+        protected = exp.Case(ifs=[exp.If(this=exp.EQ(this=col("p"), expression=lit(1)), true=col("n"))],
+                             default=lit(0))
+        return [cast(exp.Expression, exp.alias_(exp.Count(this=exp.Star()), "dl")),
+                cast(exp.Expression, exp.alias_(exp.Max(this=protected), "maxp"))]
+
+    def _source(self, node: tuple[int, ...], hs: list[Hierarchy], base: str) -> str | exp.Expression:
+        """What a node's classes are grouped from: the base table, or where l or α reads the
+        sensitive values, its rows per class and sensitive value (one row per value, so that a
+        class's rows count its distinct values and its largest protected value)."""
+        if not self._values:
+            return base
+        levels = [col(f"c_{i}_{lv}") for i, lv in enumerate(node) if lv < hs[i].height]
+        return exp.select(*levels, col("sv"), exp.alias_(exp.Max(this=col("p")), "p"),
+                          exp.alias_(exp.Sum(this=col("n")), "n")).from_(table(base)) \
+            .group_by(*[c.copy() for c in levels], col("sv")).subquery()
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx)
         hs = [q.hierarchy for q in frag.qis]
         names = [q.column for q in frag.qis]
         codes = [col(f"c_{i}_{lv}") for i, h in enumerate(hs) for lv in range(h.height)]
-        sv = [col("svc")] if self.req.l else []
+        sv = [col("svc")] if self._values else []
         base = ctx.create_temp("global_base", render(
             "global/base", codes=codes or [exp.alias_(lit(0), "c_none")], codes_group=codes,
-            sv=[exp.alias_(c, "sv") for c in sv], sv_group=sv, cells=freq.cells))
+            sv=[exp.alias_(c, "sv") for c in sv], sv_group=sv, cells=freq.cells,
+            p=[exp.alias_(exp.Max(this=col("p")), "p")] if self._values else []))
         domains = [_domain(i, h, freq.cells, ctx) for i, h in enumerate(hs)]
         total = sum(domains[0].values.values()) if domains else int(ctx.scalar(
             exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), lit(0))).from_(table(base))) or 0)
@@ -108,7 +142,10 @@ class GlobalRecoding:
         chosen: tuple[int, ...] = tuple(0 for _ in hs)
         notes = []
         if ctx.live:
-            found = search([h.height for h in hs], lambda n: lower_bound(metric, domains, n, total), evaluate, limit)
+            # α is not monotone with suppression: a class above a failing one may fail as a whole
+            # where only a part failed below, so a failing node tags nothing
+            found = search([h.height for h in hs], lambda n: lower_bound(metric, domains, n, total), evaluate, limit,
+                           tag=self.req.alpha is None)
             chosen = found.best if found.best is not None else tuple(h.height for h in hs)
             notes.append(found.describe(names) + f"; metric {metric}")
             withheld = found.outcome.withheld if found.outcome is not None else 0
@@ -152,13 +189,14 @@ class GlobalRecoding:
             shares.append(exp.alias_(exp.Sum(this=exp.Case(ifs=[exp.If(this=fails.copy(), true=exp.Mul(
                 this=col("size"), expression=share))], default=lit(0))), f"u_{i}"))
         return render("global/node", fails=fails, at_root=_all(at_root), shares=shares or [exp.alias_(lit(0), "u_none")],
-            levels=levels or [exp.alias_(lit(0), "c_none")], levels_group=levels, diverse=self._diverse(), base=base)
+            levels=levels or [exp.alias_(lit(0), "c_none")], levels_group=levels, diverse=self._diverse(),
+            base=self._source(node, hs, base))
 
     def _classes(self, name: str, node: tuple[int, ...], hs: list[Hierarchy], base: str,
                  condition: exp.Expression) -> exp.Expression:
         levels = [col(f"c_{i}_{lv}") for i, lv in enumerate(node) if lv < hs[i].height]
         return render(name, levels=levels, levels_inner=levels or [exp.alias_(lit(0), "c_none")],
-                      levels_group=levels, diverse=self._diverse(), base=base,
+                      levels_group=levels, diverse=self._diverse(), base=self._source(node, hs, base),
                       **({"fails": condition} if name == "global/withheld" else {"passes": condition}))
 
     def _per_label(self, node: tuple[int, ...], hs: list[Hierarchy], base: str, ctx: RunContext) -> list[dict[int, int]]:
@@ -175,7 +213,7 @@ class GlobalRecoding:
     def _release(self, frag: Fragment, src: str, cells: str, base: str, node: tuple[int, ...],
                  hs: list[Hierarchy], ctx: RunContext) -> str:
         be = ctx.backend
-        keep = self._classes("global/keep", node, hs, base, exp.Not(this=self._fails()))
+        keep = self._classes("global/keep", node, hs, base, exp.Not(this=exp.Paren(this=self._fails())))
         match: list[exp.Expression] = [exp.EQ(this=col(f"c_{i}_{lv}", "f"), expression=col(f"c_{i}_{lv}", "c"))
                  for i, lv in enumerate(node) if lv < hs[i].height]
         labels = [exp.alias_(col(f"g_{i}_{lv}", "f") if lv < h.height else be.binary_text(

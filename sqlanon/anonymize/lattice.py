@@ -7,7 +7,9 @@ et al., "Flash: efficient, stable and optimal k-anonymity", 2012, ARX's ``FLASHA
 a class of a more general node is a union of classes below it, so it fails only if all of its
 parts fail, and a node's suppressed rows never exceed those of a node below it. Hence predictive
 tagging: a node that meets the limit makes every successor meet it (``satisfied``), a node that
-fails makes every predecessor fail (``failed``), which is never evaluated.
+fails makes every predecessor fail (``failed``), which is never evaluated. α-deassociation is
+monotone without suppression but not with it (a class above may fail as a whole where only one
+of its parts failed below, and withhold more rows), so with α a failing node tags nothing.
 
 The metrics with suppression are not monotone, so every node that may beat the best found is
 evaluated; the order and the cut-off come from a lower bound computed without the database, the
@@ -157,12 +159,14 @@ class Search:
 
 
 def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
-           evaluate: Callable[[tuple[int, ...]], tuple[bool, float, Outcome]], limit: float) -> Search:
+           evaluate: Callable[[tuple[int, ...]], tuple[bool, float, Outcome]], limit: float,
+           tag: bool = True) -> Search:
     """The node of least score among those that meet the models within the limit.
     ``evaluate(node)`` → (meets the models within the limit, score, outcome). Ties go to the
     lower node, then to the lower levels in attribute order. Only withheld rows beyond
     ``limit`` tag a node's predecessors: rows released at the root count as suppressed too, but
-    only where every quasi-identifier is at the root, which a lower node need not be."""
+    only where every quasi-identifier is at the root, which a lower node need not be. ``tag``:
+    whether failing nodes tag their predecessors (the models are monotone with suppression)."""
     import time
 
     t0 = time.perf_counter()
@@ -184,7 +188,7 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
         ok, score, outcome = evaluate(node)
         result.evaluated += 1
         if not ok:
-            if outcome.withheld > max(limit, 0):
+            if tag and outcome.withheld > max(limit, 0):
                 failed.update(p for p in itertools.product(*[range(lv + 1) for lv in node]))
             continue
         # an infinite KL is still a node within the limit; ties go to the lower node

@@ -138,12 +138,20 @@ def _write(tmp: Path) -> list[str]:
     return paths
 
 
-def _node_outcome(rows: list[tuple], node: tuple[int, ...], k: int) -> tuple[list[tuple], int]:
-    """Released rows (labels) and suppressed rows of full-domain recoding at ``node``."""
+def _node_outcome(rows: list[tuple], node: tuple[int, ...], k: int, alpha: float | None,
+                  l: int | None) -> tuple[list[tuple], int]:  # noqa: E741
+    """Released rows (labels) and suppressed rows of full-domain recoding at ``node``: a class
+    is withheld when it has fewer than k rows, a value above α, or fewer than l values."""
     maps = [{r[0]: r[lv] for r in h} for h, lv in zip(SMALL, node)]
-    labelled = [tuple(m[v] for m, v in zip(maps, r)) for r in rows]
-    sizes = Counter(labelled)
-    kept = [r for r in labelled if sizes[r] >= k]
+    labelled = [tuple(m[v] for m, v in zip(maps, r[:3])) for r in rows]
+    values: dict[tuple, Counter] = {}
+    for lab, r in zip(labelled, rows):
+        values.setdefault(lab, Counter())[r[3]] += 1
+
+    def passes(c: Counter) -> bool:
+        size = sum(c.values())
+        return size >= k and (alpha is None or max(c.values()) <= alpha * size) and (l is None or len(c) >= l)
+    kept = [r for r in labelled if passes(values[r])]
     at_root = sum(1 for r in kept if all(x == "*" for x in r))
     return kept, len(rows) - len(kept) + at_root
 
@@ -152,28 +160,33 @@ def _loss(kept: list[tuple], node: tuple[int, ...], selected: int) -> float:
     return arx_loss(kept, SMALL, list(node), selected)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(st.sampled_from([r[0] for r in A]), st.sampled_from([r[0] for r in B]),
-                               st.sampled_from([r[0] for r in C])), min_size=4, max_size=60),
-       k=st.integers(2, 4), limit=st.sampled_from([1.0, 0.5, 0.2, 0.1]))
-def test_no_node_of_the_lattice_is_better(db_url, tmp_path, rows, k, limit):
+                               st.sampled_from([r[0] for r in C]), st.sampled_from(["x", "y", "z"])),
+                     min_size=4, max_size=60),
+       k=st.integers(2, 4), limit=st.sampled_from([1.0, 0.5, 0.2, 0.1]),
+       model=st.sampled_from([{}, {"alpha": 0.75}, {"l": 2}]))
+def test_no_node_of_the_lattice_is_better(db_url, tmp_path, rows, k, limit, model):
+    """k, α (every value protected) or distinct l, withheld within the limit."""
     engine = sa.create_engine(db_url)
     with engine.begin() as c:
         c.execute(sa.text("DROP TABLE IF EXISTS small"))
     engine.dispose()
     load_table(db_url, "small", [("pid", "int"), ("a", "text"), ("b", "text"), ("c", "text"), ("s", "text")],
-               [(i, *r, "x") for i, r in enumerate(rows)])
+               [(i, *r) for i, r in enumerate(rows)])
     paths = _write(tmp_path)
     policy = {"tables": {"small": {
         "identifiers": ["pid"],
         "quasi_identifiers": {n: {"type": "taxonomy", "file": p} for n, p in zip("abc", paths)},
         "sensitive": {"s": {}},
-        "privacy": {"k": k, "max_suppression": limit, "method": "global"}}}}
+        "privacy": {"k": k, "max_suppression": limit, "method": "global",
+                    **({"alpha": {"value": model["alpha"], "protect": "all"}} if "alpha" in model else {}),
+                    **({"l": {"value": model["l"], "variant": "distinct"}} if "l" in model else {})}}}}
     n = len(rows)
     scored = []
     for node in itertools.product(*[range(len(h[0])) for h in SMALL]):
-        kept, suppressed = _node_outcome(rows, node, k)
+        kept, suppressed = _node_outcome(rows, node, k, model.get("alpha"), model.get("l"))
         if suppressed == 0 or suppressed <= within(limit, n):
             scored.append((_loss(kept, node, n), suppressed, node))
     best = min(scored)[0] if scored else None
