@@ -162,6 +162,8 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: di
             "rows_in": selected, "method": rep.method, "withheld": selected - rep.rows_released,
             "generalized": rep.rows_generalized,
             "suppressed": selected - rep.rows_released + rep.rows_generalized, "kl_sum": round(rep.kl_sum, 4),
+            "arx_loss": None if rep.arx_loss is None else round(rep.arx_loss, 4),
+            "nu_entropy": None if rep.nu_entropy is None else round(rep.nu_entropy, 1),
             "discernibility": rep.discernibility, "classes": rep.classes, "statements": rep.statements,
             "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss(),
             **({"lattice": [n for n in rep.notes if n.startswith("global recoding")]}

@@ -29,6 +29,10 @@ MEANINGS = {
     "discernibility": "sum over rows of the size of the class each falls in, a withheld row counting the whole "
                       "selection: lower = finer",
     "C_avg": "average class size divided by k: 1 = ideal, higher = coarser than k needs",
+    "ARX loss": "ARX's loss (granularity): each released label's share of its domain, a withheld row counting "
+                "1, normalized per quasi-identifier and averaged geometrically: 0 = as stored, 1 = all at the root",
+    "entropy": "non-uniform entropy: bits lost to generalization, per row and quasi-identifier log2 of the "
+               "selected rows under its released label over those with its value, summed: 0 = nothing lost",
     "levels": "rows released at each generalization level of each quasi-identifier: 0 = the value as stored, "
               "the root = nothing of it",
     "buckets": "slicing's buckets, rows/l each: a row's link to its sensitive value is at most 1/l likely",
@@ -169,6 +173,10 @@ def report_text(r: "Report") -> str:
     lines += _measure("classes", str(r.classes))
     lines += _measure("discernibility", str(r.discernibility))
     lines += _measure("C_avg", f"{r.avg_class_size:.2f}" if r.avg_class_size is not None else "n/a (no class)")
+    if r.arx_loss is not None:
+        lines += _measure("ARX loss", f"{r.arx_loss:.4f}")
+    if r.nu_entropy is not None:
+        lines += _measure("entropy", f"{r.nu_entropy:.1f}")
     if r.levels:
         shown = [f"{qi}: " + ", ".join(f"level {key}: {n}" for key, n in hist.items()) for qi, hist in r.levels.items()]
         lines.append(f"  {'levels':<15} {shown[0]}")
