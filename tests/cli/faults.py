@@ -64,16 +64,24 @@ class Setup:
                 q = ("SELECT pid, COALESCE(wait_event_type, ''), COALESCE(query, '') FROM pg_stat_activity "
                      "WHERE usename = :u")
             else:
-                q = ("SELECT ID, COALESCE(STATE, ''), COALESCE(INFO, '') FROM information_schema.PROCESSLIST "
-                     "WHERE USER = :u")
+                # a wait for a row lock shows as state "Update": a statement of these small tests
+                # that has run for a second is one that waits
+                q = ("SELECT ID, CASE WHEN INFO IS NOT NULL AND TIME_MS > 1000 THEN 'lock' ELSE COALESCE(STATE, '') "
+                     "END, COALESCE(INFO, '') FROM information_schema.PROCESSLIST WHERE USER = :u")
             return [tuple(r) for r in c.execute(sa.text(q), {"u": self.user})]
 
-    def waiting(self, count: int = 1, on: str = "") -> list[tuple]:
+    def waiting(self, *runs: subprocess.Popen, count: int = 1, on: str = "") -> list[tuple]:
         """Wait until ``count`` of the login's sessions wait for a lock (their statement
-        containing ``on``); those sessions."""
+        containing ``on``); those sessions. A run that ends first fails the test."""
         def found() -> list[tuple]:
+            ended = [r for r in runs if r.poll() is not None]
+            if ended:
+                raise AssertionError(f"the run ended first ({ended[0].returncode}): {ended[0].communicate()}")
             return [s for s in self.sessions() if ("Lock" in s[1] or "lock" in s[1]) and on in s[2]]
-        wait_for(lambda: len(found()) >= count, f"{count} session(s) of the run waiting for a lock on {on!r}")
+        try:
+            wait_for(lambda: len(found()) >= count, f"{count} session(s) of the run waiting for a lock on {on!r}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}; its sessions: {self.sessions()}") from None
         return found()
 
     @contextmanager

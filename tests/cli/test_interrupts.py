@@ -46,7 +46,7 @@ def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(set
     server_only(setup)
     with setup.locked("selections"):  # the differencing check reads it, after the pushdown
         run = setup.start(*QUERY)
-        setup.waiting(on="selections")
+        setup.waiting(run, on="selections")
         run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=60)
     assert run.returncode == 130
@@ -65,7 +65,7 @@ def test_ctrl_c_during_a_materialize_leaves_no_half_release(setup):
     # a second release of the table reads what the first stored (the memory of released rows)
     with setup.locked("rows_people"):
         run = setup.start("materialize", "people", "--into", "people_b", "--view", "people_bv")
-        setup.waiting(on="rows_people")
+        setup.waiting(run, on="rows_people")
         run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=60)
     assert run.returncode == 130 and one_line(err).startswith("error: interrupted; nothing was released")
@@ -86,7 +86,7 @@ def test_a_lost_connection_is_one_line_and_leaves_nothing(setup, command):
         args, table = QUERY, "selections"
     with setup.locked(table):
         run = setup.start(*args)
-        [(session, _, _)] = setup.waiting(on=table)
+        [(session, _, _)] = setup.waiting(run, on=table)
         setup.end(session)  # pg_terminate_backend, KILL: as an administrator or a restart does
         _, err = run.communicate(timeout=60)
     assert run.returncode == 3
