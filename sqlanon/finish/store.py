@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 import sqlalchemy as sa
 from sqlglot import exp
 
-from sqlanon.errors import DatabaseLocked, QueryRejected
+from sqlanon.errors import BackendError, ConnectionLost, DatabaseLocked, QueryRejected
 from sqlanon.finish.report import Report
 from sqlanon.sql.templates import col, table
 
@@ -205,7 +205,13 @@ class Store:
         made: dict[str, str | None] = {}
         for c in sorted(claims, key=lambda c: c.kind != "view"):
             what = ledger.memory(c.name) if c.kind == "memory" else table(c.name)
-            ctx.run(exp.Drop(tables=[what], kind="VIEW" if c.kind == "view" else "TABLE", exists=True))
+            try:
+                ctx.run(exp.Drop(tables=[what], kind="VIEW" if c.kind == "view" else "TABLE", exists=True))
+            except (ConnectionLost, DatabaseLocked):
+                raise  # the claims stay for the next run
+            except BackendError as e:
+                # a name the run claimed but did not make (another kind of object took it): not its to drop
+                log.info("sqlanon: %s %s of an interrupted materialize left as it is: %s", c.kind, c.name, e.message)
             if c.kind == "table":
                 made.setdefault(c.name, None)
         for c in claims:
