@@ -163,8 +163,10 @@ def bounded(analysis: Analysis, dp: Differential, db: Database) -> Bounded:
         # the threshold reads the groups' COUNT(*), asked for or not (release.py)
         measure(Measure("count"))
     conditions = [where.this.copy()] if where is not None else []
-    if public:
-        # rows outside the public domain form no released group
+    if public and tp.person is not None:
+        # rows outside the public domain form no released group: with persons they are left out
+        # before bounding, lest they take a person's places (without persons, the groups are
+        # left out after the aggregate, which spares the database a comparison per row)
         conditions += [exp.column(k, table=alias, quoted=True).isin(*[_literal(v) for v in dp.domain(k) or ()])
                        for k in keys]
     info = db.columns(tp.table)
