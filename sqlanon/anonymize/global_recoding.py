@@ -222,10 +222,12 @@ class GlobalRecoding:
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
             columns.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
-        return ctx.create_temp("released", render(
-            "global/release", columns=columns, src=src, cells=cells, keep=exp.Subquery(this=keep),
-            labels=labels or [exp.alias_(lit(0), "label_none")],
+        kept = ctx.create_temp("global_kept", render(
+            "global/kept", cells=cells, keep=exp.Subquery(this=keep), labels=labels or [exp.alias_(lit(0), "label_none")],
             match=_all(match)))
+        released = ctx.create_temp("released", render("global/release", columns=columns, src=src, kept=kept))
+        ctx.drop(kept)
+        return released
 
 
 def _all(conditions: list[exp.Expression]) -> exp.Expression:
