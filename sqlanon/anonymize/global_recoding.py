@@ -122,8 +122,7 @@ class GlobalRecoding:
         total = sum(domains[0].values.values()) if domains else int(ctx.scalar(
             exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), lit(0))).from_(table(base))) or 0)
         limit = within(self.req.max_suppression, total)
-        roots = {(i, lv): [c for c, lab in _labels(i, lv, freq.cells, ctx) if lab == h.top_label]
-                 for i, h in enumerate(hs) for lv in range(h.height)} if ctx.live else {}
+        roots = {(i, lv): d.roots[lv] for i, d in enumerate(domains) for lv in range(d.height)}
         metric = self.req.metric
 
         def evaluate(node: tuple[int, ...]) -> tuple[bool, float, Outcome]:
@@ -238,13 +237,6 @@ def _all(conditions: list[exp.Expression]) -> exp.Expression:
     return out
 
 
-def _labels(i: int, lv: int, cells: str, ctx: RunContext) -> list[tuple[int, str | None]]:
-    """Quasi-identifier i's label codes at ``lv`` with their text."""
-    rows = ctx.query(exp.select(col(f"c_{i}_{lv}"), exp.Min(this=col(f"g_{i}_{lv}"))).from_(table(cells))
-                     .group_by(col(f"c_{i}_{lv}")))
-    return [(int(c), _text(g)) for c, g in rows]
-
-
 def _text(v: object) -> str | None:
     if v is None:
         return None
@@ -287,4 +279,5 @@ def _domain(i: int, h: Hierarchy, cells: str, ctx: RunContext) -> Domain:
             return m / size
 
     out = [{c: (n, share(lv, t, m), m) for c, (n, t, m) in labels[lv].items()} for lv in range(h.height)]
-    return Domain(h.height, out, size, dict(values), value_labels)
+    roots = [[c for c, (_, t, _) in labels[lv].items() if t == h.top_label] for lv in range(h.height)]
+    return Domain(h.height, out, size, dict(values), value_labels, roots)

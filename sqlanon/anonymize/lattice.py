@@ -42,6 +42,8 @@ class Domain:
     values: dict[int, int]
     #: level → value code → label code
     value_labels: list[dict[int, int]]
+    #: level → the label codes that read as the root's label below the root
+    roots: list[list[int]]
 
 
 @dataclass
