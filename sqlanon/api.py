@@ -22,6 +22,7 @@ from sqlanon.catalog.policies import stored_policy
 from sqlanon.discover import Discovery
 from sqlanon.discover import discover as discover_table
 from sqlanon.dp import Spend
+from sqlanon.dp.synthesize import Synthesized, synthesize
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
@@ -219,6 +220,25 @@ class Session:
             r["budget"] = b.budget if b is not None else None
             r["per"] = b.per if b is not None else None
         return rows
+
+    def synthesize(self, table: str, into: str, *, epsilon: float, workload: list[list[str]] | None = None,
+                   rounds: int | None = None, bins: int = 10) -> Synthesized:
+        """A synthetic table ``into`` drawn by MWEM from ``table`` (sqlanon/dp/mwem.py): it answers the
+        workload's marginals (default: every 1- and 2-way marginal of the quasi-identifiers with a
+        known domain); ``epsilon`` is reserved in the catalog's ledger first."""
+        t0 = time.perf_counter()
+        what = f"synthesize {table} into {into} epsilon {epsilon:g}"
+        try:
+            with translated(self.db.backend):
+                made = synthesize(self.db, self.policy, table, into, epsilon=epsilon, workload=workload,
+                                  rounds=rounds, bins=bins, spend=self._spend())
+        except SqlanonError as e:
+            self._record(what, e, time.perf_counter() - t0)
+            raise
+        with translated(self.db.backend):
+            self.record(what, "anonymized", table=made.table, method="mwem", seconds=time.perf_counter() - t0,
+                        rows=made.rows)
+        return made
 
     def _log_release(self, report: Report, target: str | None = None) -> None:
         # a differentially private answer releases no rows: the ledger and the audit log keep it

@@ -306,3 +306,4 @@ from sqlanon.cli import catalog as _catalog_commands  # noqa: E402,F401
 from sqlanon.cli import demo as _demo_commands  # noqa: E402,F401
 from sqlanon.cli import discover as _discover_commands  # noqa: E402,F401
 from sqlanon.cli import proxy as _proxy_commands  # noqa: E402,F401
+from sqlanon.cli import synthesize as _synthesize_commands  # noqa: E402,F401
