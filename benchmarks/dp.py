@@ -19,6 +19,11 @@ reader), on PostgreSQL the database.
 ``--size 1m``: a 1,000,000-row table of Adult's rows, ages shifted by -2..+2 (as
 benchmarks/suppression.py makes it).
 
+``--mwem``: instead, synthetic tables of Adult's age (bounds [17, 90], ten bins), sex and race by
+``sqlanon synthesize`` and by smartnoise-synth's MWEM (same venv: ``pip install smartnoise-synth``)
+at each ε: the mean total variation distance of the synthetic table's 1- and 2-way marginals from
+Adult's, and the seconds per synthesis.
+
 Usage:  python benchmarks/dp.py [--backends sqlite,postgresql] [--epsilons 0.1,0.5,1.0] [--size adult|1m]
                                 [--repeat 20] [--smartnoise-python .sn/bin/python] [--json out.json]
 """
@@ -166,6 +171,92 @@ def measure_smartnoise(python: str, url: str, backend: str, epsilons: list[float
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+MWEM_COLUMNS = ["age", "sex", "race"]
+AGE_LO, AGE_WIDTH = 17, (90 - 17) / 10
+
+
+def _age_bin(age: float) -> int:
+    return min(9, max(0, int((float(age) - AGE_LO) // AGE_WIDTH)))
+
+
+def marginal_error(synthetic: list[tuple], truth: list[tuple]) -> float:
+    """Mean total variation distance of the 1- and 2-way marginals (age as its bin)."""
+    import itertools
+    from collections import Counter
+
+    errs = []
+    for cols in [(0,), (1,), (2,), *itertools.combinations(range(3), 2)]:
+        a = Counter(tuple(r[i] for i in cols) for r in synthetic)
+        b = Counter(tuple(r[i] for i in cols) for r in truth)
+        na, nb = max(sum(a.values()), 1), sum(b.values())
+        errs.append(0.5 * sum(abs(a[k] / na - b[k] / nb) for k in set(a) | set(b)))
+    return sum(errs) / len(errs)
+
+
+#: run by smartnoise-synth's python: fits MWEM to the rows on stdin, prints samples and times
+SYNTH_CHILD = r'''
+import json, sys, time
+import pandas as pd
+from snsynth import Synthesizer
+job = json.load(sys.stdin)
+frame = pd.DataFrame(job["rows"], columns=["age", "sex", "race"]).astype(str)
+out = {}
+for eps in job["epsilons"]:
+    runs = []
+    for _ in range(job["repeat"]):
+        t0 = time.perf_counter()
+        s = Synthesizer.create("mwem", epsilon=eps, verbose=False)
+        s.fit(frame, categorical_columns=["age", "sex", "race"], preprocessor_eps=0.0)
+        sample = s.sample(len(frame))
+        runs.append({"seconds": time.perf_counter() - t0, "rows": sample.values.tolist()})
+    out[str(eps)] = runs
+print(json.dumps(out))
+'''
+
+
+def measure_mwem(url: str, backend: str, epsilons: list[float], repeat: int, python: str | None) -> list[dict]:
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        truth = [(_age_bin(a), s, r) for a, s, r in c.exec_driver_sql("SELECT age, sex, race FROM adult").all()]
+    pol = policy(1.0)
+    pol["tables"][TABLE]["privacy"]["epsilon"]["per_query"] = min(epsilons)
+    out = []
+    smart: dict | str = "not measured (no --smartnoise-python)"
+    if python:
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+            f.write(SYNTH_CHILD)
+        job = {"rows": [list(map(str, r)) for r in truth], "epsilons": epsilons, "repeat": repeat}
+        done = subprocess.run([python, f.name], input=json.dumps(job), capture_output=True, text=True)
+        smart = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else \
+            "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    for eps in epsilons:
+        errors, times = [], []
+        with connect(url, pol, catalog=True, client=f"bench-mwem-{time.time()}") as db:
+            for i in range(repeat):
+                into = f"adult_syn_{str(eps).replace('.', '_')}_{i}"
+                t0 = time.perf_counter()
+                db.synthesize(TABLE, into, epsilon=eps, bins=10)
+                times.append(time.perf_counter() - t0)
+                with engine.begin() as c:
+                    rows = c.exec_driver_sql(f"SELECT age, sex, race FROM {into}").all()
+                    c.exec_driver_sql(f"DROP TABLE {into}")
+                errors.append(marginal_error([(_age_bin(a), s, r) for a, s, r in rows], truth))
+        row: dict[str, Any] = {"backend": backend, "mwem": "age (10 bins), sex, race", "epsilon": eps,
+                               "sqlanon_tvd": round(statistics.median(errors), 4),
+                               "sqlanon_seconds": round(statistics.median(times), 3)}
+        if isinstance(smart, str):
+            row["smartnoise"] = smart
+        else:
+            runs = smart[str(eps)]
+            row["smartnoise_tvd"] = round(statistics.median(
+                marginal_error([(int(a), s, r) for a, s, r in run["rows"]], truth) for run in runs), 4)
+            row["smartnoise_seconds"] = round(statistics.median(run["seconds"] for run in runs), 3)
+        out.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    engine.dispose()
+    return out
+
+
 def _convert(rows: list[list]) -> dict[tuple, list[float]]:
     return _keyed([tuple(float(v) if isinstance(v, (int, float)) else v for v in r) for r in rows])
 
@@ -178,6 +269,7 @@ def main() -> None:
     ap.add_argument("--size", default="adult", choices=["adult", "1m"])
     ap.add_argument("--smartnoise-python", default=None)
     ap.add_argument("--json")
+    ap.add_argument("--mwem", action="store_true", help="synthetic tables (MWEM) instead of queries")
     a = ap.parse_args()
     epsilons = [float(e) for e in a.epsilons.split(",")]
     stops: list = []
@@ -192,6 +284,9 @@ def main() -> None:
                 if a.size == "1m":
                     rows = [(max(17, min(90, r[0] + i % 5 - 2)), *r[1:]) for i in range(31) for r in rows][:1_000_000]
                 load_table(url, TABLE, ADULT_COLUMNS, rows)
+            if a.mwem:
+                results.extend(measure_mwem(url, backend, epsilons, a.repeat, a.smartnoise_python))
+                continue
             smart = measure_smartnoise(a.smartnoise_python, url, backend, epsilons, a.repeat) \
                 if a.smartnoise_python else "not measured (no --smartnoise-python)"
             for i, (name, template) in enumerate(QUERIES):

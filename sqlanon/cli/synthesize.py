@@ -18,7 +18,7 @@ from sqlanon.errors import SqlanonError
 @click.option("--workload", type=click.Path(exists=True, dir_okay=False), default=None,
               help="YAML list of column lists, the marginals to fit (default: every 1- and 2-way marginal of the "
                    "quasi-identifiers with a known domain)")
-@click.option("--rounds", type=int, default=None, help="MWEM rounds (default: one per marginal)")
+@click.option("--rounds", type=int, default=None, help="MWEM rounds (default: 30, five per marginal where there are fewer than six)")
 @click.option("--bins", type=int, default=10, show_default=True, help="bins of a numeric column's bounds")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @db_option

@@ -9,7 +9,7 @@ Every column needs a domain known without the data: a public one (``groups.publi
 (``bounds``, cut into ``bins`` bins, released as the bins' midpoints).
 
 The ε of a synthesis is split: a tenth for the noisy number of rows, the rest over ``rounds``
-rounds, each half to choose the marginal the current distribution answers worst (OpenDP's
+rounds (default: 30, or five per marginal where there are fewer than six), each half to choose the marginal the current distribution answers worst (OpenDP's
 report-noisy-max, the exponential mechanism's role) and half to measure it (Laplace on the
 marginal's counts); a person changes a marginal's counts, and so its error, by at most
 ``rows_per_person`` (sequential composition over everything). Each round's measurements then
@@ -31,7 +31,9 @@ from sqlanon.errors import QueryRejected
 from sqlanon.policy.model import Differential, TablePolicy
 
 #: passes over the measurements after each round (Hardt et al. use several)
-PASSES = 10
+PASSES = 5
+#: the most cells a domain may have (every one is a weight updated in Python each round)
+MAX_CELLS = 200_000
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ def axes(tp: TablePolicy, dp: Differential, columns: list[str], bins: int) -> li
         else:
             raise QueryRejected("column without a known domain", f"{tp.table}.{c}: a synthetic table's columns need "
                                 "privacy.groups.public (the values) or privacy.bounds (cut into bins)")
+    size = math.prod(len(a.values) for a in out)
+    if size > MAX_CELLS:
+        raise QueryRejected("domain too large for MWEM", f"{size} cells (at most {MAX_CELLS}): fewer columns or bins")
     return out
 
 
@@ -181,7 +186,7 @@ class Synthesis:
 def mwem(cols: list[Axis], exact: list[int], workload: list[list[str]] | None, dp: Differential, epsilon: float,
          rounds: int | None) -> Synthesis:
     ms = marginals(cols, workload)
-    rounds = max(1, min(rounds or len(ms), 4 * len(ms)))
+    rounds = max(1, min(rounds or min(30, 5 * len(ms)), 200))
     n = dp.rows_per_person
     total_eps = epsilon * 0.1
     per_round = (epsilon - total_eps) / rounds

@@ -18,13 +18,13 @@ def test_synthetic_table_fits_the_marginals_and_is_paid_for(db_url):
     load(db_url, rows)
     mine = bounded(rows)
     with connect(db_url, policy(budget=1_000.0), catalog=True, client="alice") as db:
-        made = db.synthesize("visits", "visits_syn", epsilon=200.0, rounds=6)
+        made = db.synthesize("visits", "visits_syn", epsilon=200.0, rounds=30)
         by_sex = dict(db.execute("SELECT sex, COUNT(*) FROM visits_syn GROUP BY sex").rows)  # as the login
         ages = db.execute("SELECT MIN(age), MAX(age) FROM visits_syn").rows[0]
         spent = db.budget("alice")
         with pytest.raises(sqlanon.QueryRejected, match="existing table"):
             db.synthesize("visits", "visits_syn", epsilon=1.0)
-    assert made.columns == ["age", "sex"] and made.rounds == 6 and made.budget_left == 800.0
+    assert made.columns == ["age", "sex"] and made.rounds == 30 and made.budget_left == 800.0
     assert abs(made.rows - len(mine)) <= 5
     for sex in ("Male", "Female"):
         truth = sum(r[2] == sex for r in mine)
