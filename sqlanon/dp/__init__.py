@@ -96,3 +96,19 @@ def _requirement(dp: Differential, b: Bounded) -> dict:
     if used:
         d["bounds"] = {c: list(dp.bound(c) or ()) for c in sorted(c for c in used if c is not None)}
     return d
+
+
+def summary(report: Report) -> str | None:
+    """One line on a differentially private answer for a front-end that cannot show the report
+    (the PostgreSQL proxy's notice): ε spent, budget left, each figure's 95 % interval (first
+    rows); None for any other answer."""
+    d = report.dp
+    if report.method != "dp" or not d:
+        return None
+    spans = []
+    for i, row in enumerate(d["intervals"][:5], 1):
+        parts = [f"{c} [{s[0]:.6g}, {s[1]:.6g}]" for c, s in zip(d["columns"], row) if s is not None]
+        spans.append(f"row {i}: " + ", ".join(parts))
+    more = f"; … {len(d['intervals']) - 5} more rows" if len(d["intervals"]) > 5 else ""
+    return (f"differential privacy: ε {d['epsilon_spent']:g} spent, {d['budget_left']:g} of {d['budget']:g} left "
+            f"(per {d['per']}); noisy figures, 95 % intervals: " + "; ".join(spans) + more)

@@ -1,6 +1,7 @@
 """Differentially private aggregates through both proxies: a client of the PostgreSQL or MySQL
 wire protocol gets the noisy answer, spends its own budget (the proxy's user is the ledger's
-client), and is refused with an error once it is spent."""
+client), and is refused with an error once it is spent; a PostgreSQL client hears what each
+answer spent and its intervals in a notice."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -29,8 +30,8 @@ def _prepare(url: str, tmp: Path) -> tuple[ProxyConfig, list[tuple]]:
     rows = visits(60)
     load(url, rows)
     path = tmp / "policy.yml"
-    # ε = 300 per query, budget for two: the counts show through the noise, the third is refused
-    path.write_text(yaml.safe_dump(policy(per_query=300.0, budget=600.0)))
+    # ε = 300 per query, budget for three: the counts show through the noise, the fourth is refused
+    path.write_text(yaml.safe_dump(policy(per_query=300.0, budget=900.0)))
     connect(url, str(path), catalog=True).close()  # the catalog, with its ledger
     users = tmp / "users.yml"
     set_user(users, "alice", PASSWORD, native=True)
@@ -71,8 +72,15 @@ def test_pg_proxy_answers_with_noise_and_keeps_the_budget(pg):
     assert len(mine) < HEAVY
     info = f"host=127.0.0.1 port={port} user=alice password='{PASSWORD}' dbname={database} sslmode=disable"
     with psycopg.connect(info, autocommit=True) as c:
+        notices: list[str] = []
+        c.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
         for _ in range(2):
             assert [tuple(r) for r in c.execute(SQL).fetchall()] == _expected(mine)
+        # the extended protocol (a parameter makes psycopg bind) hears the same
+        assert [tuple(r) for r in c.execute(SQL.replace("GROUP BY", "WHERE age > %s GROUP BY"), (-1,)).fetchall()] \
+            == _expected(mine)
+        assert len(notices) == 3 and all("differential privacy: ε 300 spent" in n for n in notices)
+        assert "0 of 900 left" in notices[-1] and "95 % intervals: row 1: n [" in notices[0]
         with pytest.raises(psycopg.Error, match="privacy budget exhausted"):
             c.execute(SQL)
 
@@ -86,6 +94,7 @@ def test_mysql_proxy_answers_with_noise_and_keeps_the_budget(my):
             for _ in range(2):
                 cur.execute(SQL)
                 assert [tuple(r) for r in cur.fetchall()] == _expected(mine)
+            cur.execute(SQL)
             with pytest.raises(pymysql.MySQLError, match="privacy budget exhausted"):
                 cur.execute(SQL)
     finally:

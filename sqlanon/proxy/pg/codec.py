@@ -237,6 +237,12 @@ def error(sqlstate: str, text: str, *, severity: str = "ERROR", detail: str | No
     return message(b"E", b"".join(fields) + b"\0")
 
 
+def notice(text: str) -> bytes:
+    """A NoticeResponse (severity NOTICE, SQLSTATE 00000): psql prints it before the rows."""
+    fields = [b"S" + cstr("NOTICE"), b"V" + cstr("NOTICE"), b"C" + cstr("00000"), b"M" + cstr(text)]
+    return message(b"N", b"".join(fields) + b"\0")
+
+
 def error_fields(body: bytes) -> dict[str, str]:
     """An ErrorResponse's fields by code letter (the backend's, for the audit trail)."""
     out = {}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from sqlglot import exp
 
 from sqlanon import api
+from sqlanon.dp import summary
 from sqlanon.errors import SqlanonError
 from sqlanon.proxy.pg import codec, gate
 from sqlanon.proxy.pg.auth import AuthFailed, ScramServer
@@ -350,7 +351,11 @@ class PgSession(Extended, Client):
                                             "transaction block"))
             return None
         try:
-            return await in_thread(self.front.library, self.session.execute, sql)
+            result = await in_thread(self.front.library, self.session.execute, sql)
+            told = summary(result.report)
+            if told is not None:  # a differentially private answer: what it spent, how exact it is
+                self.write(codec.notice(told))
+            return result
         except SqlanonError as e:
             self.write(codec.error(e.sqlstate, e.message))
         except Exception as e:  # noqa: BLE001 - a database error inside the library: the client hears of it
