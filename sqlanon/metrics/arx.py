@@ -77,12 +77,15 @@ def _leaves(h: TaxonomyHierarchy) -> Counter:
 def arx_measures(statement: Written | None, qis: list[QuasiIdentifier], rows_in: int, rows_withheld: int,
                  ctx: RunContext) -> ArxMeasures | None:
     """ARX's loss and the non-uniform entropy from ``arx_statement``'s rows."""
-    if statement is None or rows_in <= 0:
+    if statement is None:
+        return None
+    rows = ctx.query(statement)  # sent whatever the selection: a run's statements never depend on its data
+    if rows_in <= 0:
         return None
     t = float(rows_in)
     parts: dict[str, float] = {}
     entropy = 0.0
-    for i, shares, logs, domain, own in ctx.query(statement):
+    for i, shares, logs, domain, own in rows:
         q = qis[int(i)]
         size = float(len(q.hierarchy.rows)) if isinstance(q.hierarchy, TaxonomyHierarchy) else float(domain or 1)
         low = t / size
