@@ -1,7 +1,7 @@
 """Differentially private aggregates through both proxies: a client of the PostgreSQL or MySQL
 wire protocol gets the noisy answer, spends its own budget (the proxy's user is the ledger's
-client), and is refused with an error once it is spent; a PostgreSQL client hears what each
-answer spent and its intervals in a notice."""
+client), and is refused with an error once it is spent; a client hears what each answer spent
+and its intervals: in a notice (PostgreSQL), a note SHOW WARNINGS lists (MySQL)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -94,6 +94,11 @@ def test_mysql_proxy_answers_with_noise_and_keeps_the_budget(my):
             for _ in range(2):
                 cur.execute(SQL)
                 assert [tuple(r) for r in cur.fetchall()] == _expected(mine)
+            # what the answer spent and its intervals: a note that SHOW WARNINGS lists
+            assert cur._result.warning_count == 1
+            ((level, code, note),) = c.show_warnings()
+            assert level == "Note" and "differential privacy: ε 300 spent, 300 of 900 left" in note
+            assert c.show_warnings() != ((level, code, note),)  # told once, then the database's own
             cur.execute(SQL)
             with pytest.raises(pymysql.MySQLError, match="privacy budget exhausted"):
                 cur.execute(SQL)

@@ -260,9 +260,9 @@ def eof(status: int, warnings: int = 0) -> bytes:
     return b"\xfe" + struct.pack("<HH", warnings, status)
 
 
-def end_of_rows(caps: int, status: int) -> bytes:
+def end_of_rows(caps: int, status: int, warnings: int = 0) -> bytes:
     """The packet after the last row: EOF, or an OK with the EOF header (CLIENT_DEPRECATE_EOF)."""
-    return ok(caps, status, header=0xFE) if caps & DEPRECATE_EOF else eof(status)
+    return ok(caps, status, warnings=warnings, header=0xFE) if caps & DEPRECATE_EOF else eof(status, warnings)
 
 
 def status_of(payload: bytes) -> int | None:

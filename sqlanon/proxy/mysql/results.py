@@ -151,8 +151,9 @@ def _binary_time(v: dt.timedelta) -> bytes:
 
 
 def result_set(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int, status: int, charset: int,
-               encoding: str, binary: bool) -> Iterator[bytes]:
-    """The payloads of one result set: column count, definitions, (EOF), rows, end."""
+               encoding: str, binary: bool, warnings: int = 0) -> Iterator[bytes]:
+    """The payloads of one result set: column count, definitions, (EOF), rows, end (with the
+    number of ``warnings`` SHOW WARNINGS then lists)."""
     by_column = list(zip(*rows)) if rows else [() for _ in names]
     cols = columns(names, by_column, charset)
     yield codec.lenenc_int(len(cols))
@@ -163,7 +164,7 @@ def result_set(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int
         yield from (binary_row(r, cols, encoding) for r in rows)
     else:
         yield from text_rows(by_column, encoding)
-    yield codec.end_of_rows(caps, status)
+    yield codec.end_of_rows(caps, status, warnings)
 
 
 def definitions(cols: Iterable[bytes], caps: int, status: int) -> list[bytes]:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import ssl
 import struct
 import time
 from typing import TYPE_CHECKING
 
+from sqlanon.dp import summary
 from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.proxy.mysql import auth, codec, gate, results, statements
 from sqlanon.proxy.mysql.backend import Backend, BackendLost, PrepareFailed
@@ -39,6 +41,10 @@ CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 1
 MAX_LONG_DATA = 16 << 20
 #: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
 LOGIN_TIMEOUT = 10.0
+
+
+#: the statement a client asks for the last answer's notes with
+SHOW_WARNINGS = re.compile(r"\s*SHOW\s+WARNINGS\s*;?\s*$", re.IGNORECASE)
 
 
 class Closed(Exception):
@@ -72,6 +78,8 @@ class ClientSession(Client):
         self.answered = False
         #: the database connection a relayed command runs on, until its answer is complete
         self.relaying: int | None = None
+        #: notes on the last answer (a differentially private one's ε and intervals), for SHOW WARNINGS
+        self.notes: list[str] = []
 
     # -- plumbing -------------------------------------------------------------------------------
     async def send(self, *payloads: bytes) -> None:
@@ -277,6 +285,11 @@ class ClientSession(Client):
 
     async def _sql(self, sql: str, *, binary: bool) -> None:
         assert self.lib is not None
+        if self.notes and SHOW_WARNINGS.match(sql):
+            notes, self.notes = self.notes, []
+            await self._result(["Level", "Code", "Message"], [("Note", 1003, n) for n in notes], binary)
+            return
+        self.notes = []
         verdict = self.shared.verdicts.get(self.lib.policy, self.lib.db.tables, sql) or \
             await self.shared.run(self.decide, sql)
         if verdict.kind == "ok":
@@ -298,13 +311,16 @@ class ClientSession(Client):
             return
         async with self.shared.library_slots:
             result = await self.shared.run(self.lib.execute, sql)
-        await self._result(result.columns, result.rows, binary)
+        # a differentially private answer: what it spent and how exact it is, as a warning (a note)
+        told = summary(result.report)
+        self.notes = [told] if told is not None else []
+        await self._result(result.columns, result.rows, binary, warnings=len(self.notes))
 
-    async def _result(self, names: list[str], rows: list[tuple], binary: bool) -> None:
+    async def _result(self, names: list[str], rows: list[tuple], binary: bool, warnings: int = 0) -> None:
         """Encode off the event loop (16k Adult rows take ~0.1 s), frame and send in batches."""
         packets = await self.shared.run(lambda: list(results.result_set(
             names, rows, caps=self.caps, status=self.status, charset=CHARSET_IDS[self.charset],
-            encoding=self.encoding, binary=binary)))
+            encoding=self.encoding, binary=binary, warnings=warnings)))
         for i in range(0, len(packets), 1024):
             await self.send(*packets[i:i + 1024])
 
