@@ -21,7 +21,7 @@ from sqlanon.catalog.ledger import Ledger
 from sqlanon.catalog.policies import stored_policy
 from sqlanon.discover import Discovery
 from sqlanon.discover import discover as discover_table
-from sqlanon.dp import Spend
+from sqlanon.dp import Spend, spent_note
 from sqlanon.dp.synthesize import Synthesized, synthesize
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
@@ -94,7 +94,7 @@ class Session:
             self._log_release(r)
         self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
                     method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
-                    rows=len(result.rows))
+                    rows=len(result.rows), message=spent_note(r))
         return result
 
     def record(self, sql: str, decision: str, *, failing: bool = False, **fields: Any) -> None:

@@ -112,3 +112,12 @@ def summary(report: Report) -> str | None:
     more = f"; … {len(d['intervals']) - 5} more rows" if len(d["intervals"]) > 5 else ""
     return (f"differential privacy: ε {d['epsilon_spent']:g} spent, {d['budget_left']:g} of {d['budget']:g} left "
             f"(per {d['per']}); noisy figures, 95 % intervals: " + "; ".join(spans) + more)
+
+
+def spent_note(report: Report) -> str | None:
+    """What a differentially private answer spent, for the audit log; None for any other answer."""
+    d = report.dp
+    if report.method != "dp" or not d:
+        return None
+    return (f"differential privacy: ε {d['epsilon_spent']:g}" + (f", δ {d['delta_spent']:g}" if d["delta_spent"] else "")
+            + f" spent; {d['budget_left']:g} of {d['budget']:g} left (per {d['per']})")

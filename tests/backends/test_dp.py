@@ -181,9 +181,12 @@ def test_the_ledger_refuses_a_query_beyond_the_budget_before_it_runs(db_url):
         bob = db.as_client("bob", "library")
         bob.execute("SELECT COUNT(*) FROM visits")  # per client: bob has his own budget
         spent = {(r["client"], r["queries"], r["epsilon"], r["budget"]) for r in db.budget()}
-        audit = [a["decision"] for a in db.catalog.audit(10)]
+        audit = [(a["client"], a["decision"], a["method"], a["message"]) for a in db.catalog.audit(10)]
     assert spent == {("alice", 2, 2.0, 2.5), ("bob", 1, 1.0, 2.5)}
-    assert audit[:2] == ["anonymized", "refused"]
+    # every spend is in the audit log, and so is the refusal
+    assert audit[0] == ("bob", "anonymized", "dp", "differential privacy: ε 1 spent; 1.5 of 2.5 left (per client)")
+    assert audit[1][:2] == ("alice", "refused") and "budget exhausted" in audit[1][3]
+    assert audit[2] == ("alice", "anonymized", "dp", "differential privacy: ε 1 spent; 0.5 of 2.5 left (per client)")
 
 
 def test_per_table_budgets_are_shared_by_all_clients(db_url):
