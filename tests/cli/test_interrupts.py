@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import threading
 import time
 
 import pytest
 
+import sqlanon
+from sqlanon.errors import Interrupted
 from tests.cli.faults import Setup, one_line, wait_for
 
 QUERY = ("query", "SELECT age, zip, problem FROM people")
@@ -74,6 +77,41 @@ def test_ctrl_c_during_a_materialize_leaves_no_half_release(setup):
     out = setup.run("materialize", "people", "--into", "people_b", "--view", "people_bv")
     assert out.returncode == 0, out.stderr
     assert {"people_b", "people_bv"} <= setup.names() and setup.released("people_b") == 1
+
+
+def test_the_library_tells_what_became_of_an_interrupted_run(setup):
+    """In the library: Ctrl-C while the query waits is a KeyboardInterrupt (Interrupted) that
+    says where the temp tables went, and the session goes on."""
+    server_only(setup)
+    with sqlanon.connect(setup.login, str(setup.policy), reader_role=setup.reader) as db:
+        with setup.locked("selections"):
+            main = threading.main_thread().ident
+            assert main is not None
+
+            def interrupt() -> None:
+                setup.waiting(on="selections")
+                signal.pthread_kill(main, signal.SIGINT)  # as Ctrl-C: to the main thread, in its wait
+
+            helper = threading.Thread(target=interrupt)
+            helper.start()
+            try:
+                with pytest.raises(Interrupted) as e:
+                    db.execute(QUERY[1])
+            finally:
+                helper.join()
+            assert db.last_temp_tables and e.value.message.startswith("interrupted; nothing was released")
+            if setup.backend == "postgresql":
+                # the driver cancelled the statement; sqlanon dropped the tables on the connection,
+                # which stays in the session's pool (the lock still held: nothing else ended them)
+                assert "temp tables dropped" in e.value.message
+                assert setup.scalar("SELECT COUNT(*) FROM pg_class WHERE relpersistence = 't' AND relname LIKE "
+                                    "'sqlanon%'") == 0
+                assert setup.sessions()
+            else:
+                # the driver closed the connection mid-answer: sqlanon ended the server's session
+                assert "session was ended" in e.value.message
+                wait_for(lambda: not any("lock" in s[1] for s in setup.sessions()), "the interrupted session to end")
+        assert db.execute(QUERY[1]).rows
 
 
 @pytest.mark.parametrize("command", ["query", "materialize"])
