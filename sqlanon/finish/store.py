@@ -131,6 +131,9 @@ class Store:
     claimed: bool = False
     #: names of a dead run's release this refresh makes anew: the view it was to have
     revived: dict[str, str | None] = field(default_factory=dict)
+    #: (name, kind) of what this run's DDL made where it commits by itself, for a failure
+    #: without a catalog to claim the names in
+    made: list[Claim] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -240,9 +243,11 @@ class Store:
             props = backend.stored_table_properties()
             ctx.run(exp.Create(this=table(into.table), kind="TABLE", expression=rows,
                                properties=exp.Properties(expressions=props) if props else None))
+            self.made.append(Claim(into.table, "table", self.source, ctx.run_id))
             if into.view is not None:
                 ctx.run(exp.Create(this=table(into.view), kind="VIEW",
                                    expression=exp.select(exp.Star()).from_(table(into.table))))
+                self.made.append(Claim(into.view, "view", self.source, ctx.run_id))
             # the pipeline's role made the release; the login reads it (further grants are the admin's)
             for name in filter(None, (into.table, into.view)):
                 for statement in backend.share(name) if ctx.db.reader is not None else ():
@@ -280,6 +285,16 @@ class Store:
         """After a failure: drop what this run made where DDL committed it (elsewhere the
         transaction's rollback did), from a new connection when the run's is broken. Never
         raises: what it cannot drop, the next materialize of the table does."""
+        if self.into.ledger is None and self.made and not ctx.backend.transactional_ddl and ctx.alive():
+            # no catalog to claim the names in: what this run made, dropped on its connection
+            try:
+                ctx.rollback()
+                for c in sorted(self.made, key=lambda c: c.kind != "view"):
+                    ctx.run(exp.Drop(tables=[table(c.name)], kind=c.kind.upper(), exists=True))
+            except Exception as e:  # noqa: BLE001 - the error that ended the run is the one to tell
+                log.info("sqlanon: a failed materialize of %s left %s: %s", self.source,
+                         ", ".join(c.name for c in self.made), e)
+            return
         if not self.claimed or self.into.ledger is None:
             return
         ledger = self.into.ledger

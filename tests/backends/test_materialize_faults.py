@@ -122,3 +122,34 @@ def test_two_refreshes_at_once_store_every_row_once(setup):
         return
     assert [code for code, _ in outs] == [0, 0], outs  # one after the other
     complete(setup, releases=3)
+
+
+def test_a_failure_after_the_table_leaves_nothing_without_a_catalog_too(db_url, monkeypatch):
+    """No catalog to claim names in: a statement refused after the table was made — a grant on a
+    table that does not exist; on SQLite, which grants nothing, a view named like an index —
+    still leaves neither table nor view: rolled back with the transaction, or, where DDL
+    committed (MariaDB), dropped by the failed run itself."""
+    import sqlalchemy as sa
+
+    import sqlanon
+    from tests.backends.test_catalog import POLICY, execute, load, people
+    from tests.helpers import connect
+
+    load(db_url, people(50))
+    with connect(db_url, POLICY, catalog=False) as db:
+        backend = db.db.backend
+        if db.db.reader is not None:
+            monkeypatch.setattr(backend, "share", lambda name: [
+                f"GRANT SELECT ON {backend.ident('no_such_table')} TO CURRENT_USER"])
+        else:
+            execute(db_url, sa.text("CREATE INDEX people_view ON people (age)"))
+        with pytest.raises(sqlanon.SqlanonError):
+            db.materialize("people", "people_anon", view="people_view")
+        monkeypatch.undo()
+        if db.db.reader is None:
+            execute(db_url, sa.text("DROP INDEX people_view"))
+        db.db.refresh_schema()
+        assert "people_anon" not in db.db.tables and "people_view" not in db.db.views
+        db.materialize("people", "people_anon", view="people_view")  # nothing in the way
+        db.db.refresh_schema()
+        assert "people_anon" in db.db.tables and "people_view" in db.db.views
