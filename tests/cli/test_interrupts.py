@@ -45,16 +45,18 @@ def no_temp_tables_left(setup: Setup) -> None:
     wait_for(lambda: setup.sessions() == [], "no session of the run")
 
 
-def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(setup):
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated (SIGTERM)")], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(setup, sig, code, word):
     server_only(setup)
     with setup.locked("selections"):  # the differencing check reads it, after the pushdown
         run = setup.start(*QUERY)
         setup.waiting(run, on="selections")
-        run.send_signal(signal.SIGINT)
+        run.send_signal(sig)
         _, err = run.communicate(timeout=60)
-    assert run.returncode == 130
+    assert run.returncode == code
     line = one_line(err)
-    assert line.startswith("error: interrupted; nothing was released")
+    assert line.startswith(f"error: {word}; nothing was released")
     # PostgreSQL's driver cancels the statement and the run drops its temp tables; MariaDB's
     # closes the connection, and the run ends its session on the server, temp tables with it
     assert ("temp tables dropped" if setup.backend == "postgresql" else "session was ended") in line
