@@ -103,6 +103,8 @@ class Session:
         self.audit.record(AuditEvent(self.client, self.front_end, sql, decision, **fields), failing=failing)
 
     def _record(self, sql: str, e: SqlanonError, seconds: float) -> None:
+        # the error on its way out is the one to tell: a catalog that cannot take its event
+        # (the same lost connection, the same lock) is logged below warnings
         if isinstance(e, QueryRejected):
             self.record(sql, "rejected", construct=e.construct, message=e.message, seconds=seconds, failing=True)
         elif isinstance(e, ReleaseRefused):
@@ -110,8 +112,6 @@ class Session:
         else:
             self.record(sql, "error", message=e.message, seconds=seconds, failing=True)
 
-        # the error on its way out is the one to tell: a catalog that cannot take its event
-        # (the same lost connection, the same lock) is logged below warnings
     def as_client(self, client: str, front_end: str, policy: Policy | None = None) -> "Session":
         """A session over the same database and audit sinks for another caller (one client of
         the proxy), under its own identity and, when given, its own policy. Closing it would

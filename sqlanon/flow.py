@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY, Method
 from sqlanon.backends.connect import Database
+from sqlanon.backends.faults import fault
 from sqlanon.context import RunContext
 from sqlanon.dp import Spend, respond
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
@@ -50,10 +51,11 @@ def _requirement(analysis: Analysis, overrides: Overrides) -> Requirement:
 
 
 @contextmanager
-def _understood() -> Iterator[None]:
+def _understood(db: Database) -> Iterator[None]:
     """An exception other than sqlanon's own while a query is read (a construct the analysis did
     not foresee) becomes a rejection that names it: never a traceback, never a hang of a
-    front-end waiting for an answer, never a pass-through."""
+    front-end waiting for an answer, never a pass-through. A database's error (a lost
+    connection, a lock) is told as what it is (sqlanon.backends.faults)."""
     try:
         yield
     except SqlanonError:
@@ -61,11 +63,14 @@ def _understood() -> Iterator[None]:
     except RecursionError:
         raise QueryRejected("statement too complex", "nesting too deep") from None
     except Exception as e:  # noqa: BLE001 - any other failure of the analysis is a rejection
+        mapped = fault(e, db.backend)
+        if mapped is not None:
+            raise mapped from e
         raise QueryRejected("unsupported query", f"sqlanon failed on it ({type(e).__name__})") from e
 
 
 def _analyze(db: Database, policy: Policy, sql: str) -> tuple[Parsed, Analysis]:
-    with _understood():
+    with _understood(db):
         parsed = parse(sql, db.backend.dialect)
         return parsed, analyze(parsed, db, policy)
 
@@ -78,7 +83,7 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
     selection with what it knows of earlier releases (the catalog's differencing check).
     ``spend`` reserves a differentially private answer's ε in the catalog's ledger (sqlanon.dp).
     ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
-    with _understood():
+    with _understood(db):
         return _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
                     progress=progress, into=into, guard=guard, spend=spend)
 

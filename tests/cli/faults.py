@@ -74,7 +74,7 @@ class Setup:
         """Wait until ``count`` of the login's sessions wait for a lock (their statement
         containing ``on``); those sessions. A run that ends first fails the test."""
         def found() -> list[tuple]:
-            ended = [r for r in runs if r.poll() is not None]
+            ended = [r for r in runs if r.poll() is not None]  # (none: the run is this process's)
             if ended:
                 raise AssertionError(f"the run ended first ({ended[0].returncode}): {ended[0].communicate()}")
             return [s for s in self.sessions() if ("Lock" in s[1] or "lock" in s[1]) and on in s[2]]
