@@ -32,9 +32,8 @@ def setup(db_url, tmp_path):
     s.dispose()
 
 
-def server_only(setup: Setup) -> None:
-    if setup.backend == "sqlite":
-        pytest.skip("SQLite: no session of another connection to watch (see the SQLite tests)")
+#: SQLite has no session of another connection to watch (see the SQLite tests below)
+servers = pytest.mark.backends("postgresql", "mysql")
 
 
 def no_temp_tables_left(setup: Setup) -> None:
@@ -45,10 +44,10 @@ def no_temp_tables_left(setup: Setup) -> None:
     wait_for(lambda: setup.sessions() == [], "no session of the run")
 
 
+@servers
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated (SIGTERM)")], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(setup, sig, code, word):
-    server_only(setup)
     with setup.locked("selections"):  # the differencing check reads it, after the pushdown
         run = setup.start(*QUERY)
         setup.waiting(run, on="selections")
@@ -64,8 +63,8 @@ def test_ctrl_c_during_a_query_says_so_in_one_line_and_drops_its_temp_tables(set
     assert setup.run(*QUERY).returncode == 0  # nothing in the way of the next run
 
 
+@servers
 def test_ctrl_c_during_a_materialize_leaves_no_half_release(setup):
-    server_only(setup)
     assert setup.run("materialize", "people", "--into", "people_a").returncode == 0
     # a second release of the table reads what the first stored (the memory of released rows)
     with setup.locked("rows_people"):
@@ -81,10 +80,10 @@ def test_ctrl_c_during_a_materialize_leaves_no_half_release(setup):
     assert {"people_b", "people_bv"} <= setup.names() and setup.released("people_b") == 1
 
 
+@servers
 def test_the_library_tells_what_became_of_an_interrupted_run(setup):
     """In the library: Ctrl-C while the query waits is a KeyboardInterrupt (Interrupted) that
     says where the temp tables went, and the session goes on."""
-    server_only(setup)
     with sqlanon.connect(setup.login, str(setup.policy), reader_role=setup.reader) as db:
         with setup.locked("selections"):
             main = threading.main_thread().ident
@@ -116,9 +115,9 @@ def test_the_library_tells_what_became_of_an_interrupted_run(setup):
         assert db.execute(QUERY[1]).rows
 
 
+@servers
 @pytest.mark.parametrize("command", ["query", "materialize"])
 def test_a_lost_connection_is_one_line_and_leaves_nothing(setup, command):
-    server_only(setup)
     if command == "materialize":
         assert setup.run("materialize", "people", "--into", "people_a").returncode == 0
         args, table = ("materialize", "people", "--into", "people_b", "--view", "people_bv"), "rows_people"
@@ -150,11 +149,9 @@ def opened(pid: int, path: str) -> bool:
         return False
 
 
+@pytest.mark.backends("sqlite")  # the servers' runs are stopped at a known point above
 def test_ctrl_c_on_sqlite_is_one_line_and_never_a_half_release(db_url, tmp_path, backend):
-    if backend != "sqlite":
-        pytest.skip("the servers' runs are stopped at a known point above")
-    if not os.path.isdir("/proc/self/fd"):
-        pytest.skip("needs /proc to see the run open its database")
+    assert os.path.isdir("/proc/self/fd"), "needs /proc to see the run open its database"
     setup = Setup(db_url, tmp_path, n=20000)
     path = sqlite_file(db_url)
     for i, delay in enumerate((0.0, 0.02, 0.05, 0.08, 0.12, 0.2)):
@@ -176,9 +173,8 @@ def test_ctrl_c_on_sqlite_is_one_line_and_never_a_half_release(db_url, tmp_path,
     setup.dispose()
 
 
+@pytest.mark.backends("sqlite")  # SQLite's write lock
 def test_a_locked_sqlite_database_is_one_line(db_url, tmp_path, backend):
-    if backend != "sqlite":
-        pytest.skip("SQLite's write lock")
     setup = Setup(db_url, tmp_path)
     other = sqlite3.connect(sqlite_file(db_url), isolation_level=None)
     try:
