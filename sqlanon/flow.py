@@ -88,8 +88,9 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
                     progress=progress, into=into, guard=guard, spend=spend)
 
 
-#: methods as a report names them
-_NAMES = {"alpha_k": "(α,k)", "sabre": "SABRE", "slicing": "slicing", "mondrian": "Mondrian"}
+def _name(method: Method) -> str:
+    """A method as a report names it."""
+    return {"alpha_k": "(α,k)", "sabre": "SABRE", "mondrian": "Mondrian"}.get(method.name, method.name)
 
 
 def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
@@ -143,7 +144,12 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 remember = guard(frag, req, ctx)
         # the planner's fallbacks apply to a release of the whole selection, one row per row
         fallback = list(chosen.fallback) if recoder is None and not frag.persons else []
+        pushed: list[str] | None = None  # the pushed-down columns of a method that fell back
         while True:
+            if pushed is not None and pushed != _pushdown(method, frag, ctx):
+                with ctx.in_stage("pushdown"):  # the fallback reads other columns of the rows
+                    ctx.drop(src)
+                    src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
             with ctx.in_stage("anonymize"):
                 release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
                 if recoder is not None:
@@ -164,12 +170,10 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                         raise
                     ctx.drop(release.table)
                     tried, method = method, REGISTRY[fallback.pop(0)](req)
-                    if _pushdown(tried, frag, ctx) != _pushdown(method, frag, ctx):
-                        with ctx.in_stage("pushdown"):
-                            ctx.drop(src)
-                            src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
-                    chosen = replace(chosen, method=method.name, rule=f"{chosen.rule}: {_NAMES[tried.name]} suppressed "
-                                     f"more (compared with noise), {_NAMES[method.name]} instead")
+                    pushed = _pushdown(tried, frag, ctx)
+                    how = " (compared with noise)" if tried.suppresses else ""
+                    chosen = replace(chosen, method=method.name, rule=f"{chosen.rule}: {_name(tried)} suppressed "
+                                     f"more{how}, {_name(method)} instead")
                     continue
                 except ReleaseRefused as e:
                     if recoder is None:
