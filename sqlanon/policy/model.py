@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sqlanon.hierarchy.base import Hierarchy
 
 #: methods a policy may name; ``auto`` lets the planner choose among those that exist
-METHODS = ("auto", "alpha_k", "mondrian", "sabre", "mdav", "vmdav", "slicing", "global", "dp")
+METHODS = ("auto", "alpha_k", "mondrian", "local", "sabre", "mdav", "vmdav", "slicing", "global", "dp")
 #: what ``method: global`` minimizes (anonymize/global_recoding.py)
 METRICS = ("loss", "kl", "discernibility", "entropy")
 #: methods that release numeric quasi-identifiers as numbers (group means), not as labels

@@ -1,0 +1,162 @@
+"""Iterative local recoding over the generalization lattice (issue 23), inside the database.
+
+Each row is released at the lowest node of the lattice (one level per quasi-identifier) where
+it finds k − 1 others still unreleased with the same labels: the nodes are visited from the
+least generalized up, in order of the sum of their levels over each hierarchy's height, and
+at each node every class of the rows still left that holds k rows is released there, and
+leaves. This is full-domain recoding applied again to what the previous nodes left — the idea
+of ARX's iterative local recoding (Prasser, Kohlmayer, Kuhn: "Efficient and effective pruning
+strategies for health data de-identification", and ARX's ``optimizeIterative``) — but without
+a suppression limit per round: every node in order, all of them inside one server-side loop.
+A class then releases, per attribute, its cells' common value at the lowest level where they
+share one (anonymize/cells.py), which can be below the node's. The root comes last, and takes
+what is left when it has k rows; fewer (Adult: one row) join, cell by cell, the class whose
+labels they change least, so that no row is withheld or left at the root.
+
+Measured on Adult's 30,162 complete rows (six QIs, ARX's hierarchies, k=5): KL sum 0.020 with
+nothing suppressed, against Mondrian's 0.054 and ARX's local recoding's 0.026.
+
+The search runs on the frequency table (anonymize/frequency.py), one small statement per node
+over the cells still left; the rows are read once more, to release them. Only k is judged
+here (α, l and t need the released classes' sensitive values, which the order of the nodes
+would strand: refused by name).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import ClassVar
+
+from sqlglot import exp
+
+from sqlanon.anonymize import frequency
+from sqlanon.anonymize.base import Release
+from sqlanon.anonymize.cells import class_labels, level_histogram
+from sqlanon.context import RunContext
+from sqlanon.errors import PolicyError
+from sqlanon.policy.model import Requirement
+from sqlanon.pushdown.fragment import Fragment
+from sqlanon.sql.templates import col, lit, render, table
+
+#: nodes visited at most (the least generalized ones, then the root): Adult's lattice has 720
+MAX_NODES = 4096
+
+
+def lattice_order(heights: list[int], limit: int = MAX_NODES) -> list[tuple[int, ...]]:
+    """The nodes to visit, least generalized first: by the sum of level/height, then by the
+    levels; at most ``limit`` of them, the root last. Best-first from the bottom node, so a
+    lattice too large to list is never listed."""
+    weight = [1.0 / h if h else 0.0 for h in heights]
+    root = tuple(heights)
+
+    def key(node: tuple[int, ...]) -> tuple[float, tuple[int, ...]]:
+        return (round(sum(lv * w for lv, w in zip(node, weight)), 9), node)
+
+    bottom = tuple(0 for _ in heights)
+    heap, seen = [key(bottom)], {bottom}
+    out: list[tuple[int, ...]] = []
+    while heap and len(out) < limit - 1:
+        _, node = heapq.heappop(heap)
+        if node != root:
+            out.append(node)
+        for i, h in enumerate(heights):
+            if node[i] < h:
+                up = node[:i] + (node[i] + 1,) + node[i + 1:]
+                if up not in seen:
+                    seen.add(up)
+                    heapq.heappush(heap, key(up))
+    return [*out, root]
+
+
+class LocalRecoding:
+    name: ClassVar[str] = "local"
+    guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity",)
+    suppresses: ClassVar[bool] = False
+
+    def __init__(self, requirement: Requirement):
+        asked = [name for name, m in (("α-deassociation", requirement.alpha), ("l-diversity", requirement.l),
+                                      ("t-closeness", requirement.t)) if m is not None]
+        if asked:
+            raise PolicyError(f"method local builds k-anonymity alone; the requirement asks for {', '.join(asked)} "
+                              f"(method mondrian builds them)")
+        self.req = requirement
+
+    def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
+        return frequency.pushdown_columns(frag, ctx, None, None)
+
+    def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
+        freq = frequency.build(frag, src, ctx)
+        codes = frequency.codes(freq, ctx)
+        hs = [q.hierarchy for q in frag.qis]
+        m = len(hs)
+        be = ctx.backend
+        heights = [h.height for h in hs]
+        nodes = lattice_order(heights)
+        lnames = [f"l_{i}" for i in range(m)] or ["l_none"]
+        keys = [f"k_{i}" for i in range(m)] or ["k_none"]
+
+        # the nodes in visiting order (step 1, 2, …), one row each
+        node_table = ctx.create_temp("nodes", exp.select(exp.alias_(lit(0), "step"), *[
+            exp.alias_(lit(0), n) for n in lnames]).where(exp.false()))
+        ctx.execute(exp.insert(exp.values([tuple(lit(v) for v in (s, *(node or (0,))))
+                                           for s, node in enumerate(nodes, start=1)]), table(node_table),
+                               columns=[exp.to_identifier(c, quoted=True) for c in ("step", *lnames)]))
+        cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(1), "step")))
+        rem = ctx.create_temp("rem", exp.select("*").from_(table(codes)))
+        taken = ctx.create_temp("taken", exp.select(col("cell"), exp.alias_(lit(0), "step"), *[
+            exp.alias_(lit(0), k) for k in keys]).from_(table(codes)).where(exp.false()))
+        fresh = ctx.create_temp("fresh", exp.select("*").from_(table(taken)).where(exp.false()))
+
+        def code(i: int) -> exp.Expression:
+            """Attribute i's code at the current node's level (0 at the root: one value)."""
+            return exp.Case(ifs=[exp.If(this=col(lnames[i], "nd").eq(lit(lv)), true=col(f"c_{i}_{lv}", "r"))
+                                 for lv in range(hs[i].height)], default=lit(0)) if hs[i].height else lit(0)
+
+        take = render("local/take", keys=[col(k) for k in keys], rem=rem, nodes=node_table, cur=cur, taken=taken,
+                      codes=[exp.alias_(code(i), keys[i]) for i in range(m)] or [exp.alias_(lit(0), "k_none")],
+                      k=lit(self.req.k), last=lit(len(nodes)))
+        cell_cols = [exp.to_identifier(c, quoted=True) for c in ("cell", "step", *keys)]
+        ctx.repeat(lambda: exp.select(exp.and_(
+            exp.LTE(this=exp.select(col("step")).from_(table(cur)).subquery(), expression=lit(len(nodes))),
+            exp.Exists(this=exp.select(lit(1)).from_(table(rem))))),
+            [be.empty(fresh), exp.insert(take, table(fresh), columns=cell_cols),
+             exp.insert(exp.select("*").from_(table(fresh)), table(taken), columns=cell_cols),
+             exp.delete(table(rem), where=exp.In(this=col("cell"), query=exp.select(col("cell")).from_(
+                 table(fresh)).subquery())),
+             exp.update(table(cur), {"step": exp.Add(this=col("step"), expression=lit(1))})],
+            key="local", hash_joins=True)
+
+        parts = ctx.create_temp("parts", render("local/parts", taken=taken, keys=[col(k) for k in keys]))
+        # what the root left (fewer than k rows) joins the nearest class
+        shared_codes = [exp.alias_(exp.Case(ifs=[exp.If(this=exp.EQ(
+            this=exp.Min(this=col(f"c_{i}_{lv}", "o")), expression=exp.Max(this=col(f"c_{i}_{lv}", "o"))),
+            true=exp.Min(this=col(f"c_{i}_{lv}", "o")))]), f"sc_{i}_{lv}")
+            for i, h in enumerate(hs) for lv in range(h.height)]
+        classes = ctx.create_temp("classes", render("local/shared", parts=parts, codes=codes,
+                                                    shared=shared_codes or [exp.alias_(lit(0), "sc_none")]))
+        cost: exp.Expression = lit(0)
+        for i, h in enumerate(hs):
+            if h.height:
+                level = exp.Case(ifs=[exp.If(this=col(f"sc_{i}_{lv}", "x").eq(col(f"c_{i}_{lv}", "r")), true=lit(lv))
+                                      for lv in range(h.height)], default=lit(h.height))
+                cost = exp.Add(this=cost, expression=exp.Div(this=exp.Mul(this=level, expression=lit(1.0)),
+                                                             expression=lit(h.height)))
+        ctx.execute(exp.insert(render("local/join", rem=rem, shared=classes, cost=cost), table(parts),
+                               columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid")]))
+        steps = int(ctx.scalar(exp.select(col("step")).from_(table(cur))) or 1) - 1
+        ctx.drop(node_table, cur, rem, taken, fresh, classes)
+
+        shared, labels, levels = class_labels(hs, be)
+        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes, cells=freq.cells,
+                                                    shared=shared, labels=labels, levels=levels))
+        columns = []
+        for c in frag.columns:
+            at = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
+            columns.append(exp.alias_(col(c, "s") if at is None else col(f"label_{at}", "p"), c, quoted=True))
+        released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=parts,
+                                                      cells=freq.cells, labels=labelled))
+        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
+                                              .from_(table(labelled))), [q.column for q in frag.qis]) \
+            if m and ctx.live else {q.column: {} for q in frag.qis}
+        ctx.drop(parts, labelled, codes, freq.cells)
+        return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
+                       notes=[f"{steps} of {len(nodes)} lattice node(s) visited on the frequency table"])
