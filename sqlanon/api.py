@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, overload
 
 from sqlanon.access import DEFAULT_READER, UNENFORCED, enforce
 from sqlanon.audit import Audit, AuditEvent
@@ -34,6 +34,9 @@ from sqlanon.policy.model import Overrides
 from sqlanon.risk import RiskReport
 from sqlanon.risk.measure import policy_quasi_identifiers, rows_risk, table_risk
 from sqlanon.verify import Measurement
+
+if TYPE_CHECKING:
+    from sqlanon.distributed import Federation
 
 log = logging.getLogger("sqlanon.access")
 
@@ -68,19 +71,15 @@ class Session:
 
     def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None,
-                progress: Callable[[str], None] | None = None, risk: bool = False,
-                population: int | str | None = None) -> Result:
+                progress: Callable[[str], None] | None = None) -> Result:
         """Run ``sql``; protected tables are anonymized inside the database before the rest runs.
         ``progress`` is told the stage and the statements sent so far, before each statement.
-        ``k``, ``alpha``, ``l``, ``t`` may only tighten the policy; ``method`` names another one.
-        ``risk`` (or ``population``, its size or an ARX region): the report carries the released
-        rows' re-identification risk (``Report.risk``), as the policy's ``report.risk`` asks."""
+        ``k``, ``alpha``, ``l``, ``t`` may only tighten the policy; ``method`` names another one."""
         self.last_temp_tables = []
         t0 = time.perf_counter()
         try:
             with translated(self.db.backend):
-                result, _ctx, _plan = run(self.db, self.policy, sql,
-                                          overrides=Overrides(k, alpha, l, t, method, risk, population),
+                result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
                                           created=self.last_temp_tables, progress=progress, guard=self._guard(),
                                           spend=self._spend())
         except SqlanonError as e:
@@ -146,8 +145,7 @@ class Session:
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
                     k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                     t: float | None = None, method: str | None = None, refresh: bool = False,
-                    progress: Callable[[str], None] | None = None, risk: bool = False,
-                    population: int | str | None = None) -> Report:
+                    progress: Callable[[str], None] | None = None) -> Report:
         """Anonymize ``table`` (the rows ``where`` selects) once, inside the database, into the new
         table ``into`` — rows in random order — and a view ``view`` over it; grants are the
         administrator's. Refuses to replace an existing table or view.
@@ -165,8 +163,7 @@ class Session:
         try:
             with translated(self.db.backend):
                 report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh),
-                                     where=where, overrides=Overrides(k, alpha, l, t, method, risk, population),
-                                     progress=progress,
+                                     where=where, overrides=Overrides(k, alpha, l, t, method), progress=progress,
                                      guard=self._guard(rows=False))
         except SqlanonError as e:
             self._record(what, e, time.perf_counter() - t0)
@@ -251,12 +248,11 @@ class Session:
         if self.catalog is not None and report.table is not None and report.method != "dp":
             self.catalog.record_release(report, client=self.client, front_end=self.front_end, target=target)
 
-    def check(self, table: str, *, risk: bool = False, population: int | str | None = None) -> Measurement:
+    def check(self, table: str) -> Measurement:
         """Measure ``table`` as it is stored — a release made by anyone — against the policy's
-        models for it: the classes over its quasi-identifiers and every model's verdict; with
-        ``risk`` (or ``population``) its re-identification risk (``Measurement.risk``)."""
+        models for it: the classes over its quasi-identifiers and every model's verdict."""
         with translated(self.db.backend):
-            return check(self.db, self.policy, table, overrides=Overrides(risk=risk, population=population))
+            return check(self.db, self.policy, table)
 
     def discover(self, table: str, *, max_size: int = 4, threshold: float = 0.95,
                  qi: list[str] | None = None) -> Discovery:
@@ -287,7 +283,7 @@ class Session:
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None, analyze: bool = False,
-                summary: bool = False, risk: bool = False) -> str:
+                summary: bool = False) -> str:
         """The plan and every SQL statement in the target dialect; ``summary``: the plan and the
         number of statements per stage, without the SQL.
 
@@ -295,16 +291,13 @@ class Session:
         they would be sent. With ``analyze`` the query runs (no rows are returned) and every
         statement that ran is listed with its time, followed by the report.
         """
-        return self.explanation(sql, k=k, alpha=alpha, l=l, t=t, method=method, analyze=analyze,
-                                risk=risk).text(summary)
+        return self.explanation(sql, k=k, alpha=alpha, l=l, t=t, method=method, analyze=analyze).text(summary)
 
     def explanation(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
-                    t: float | None = None, method: str | None = None, analyze: bool = False,
-                    risk: bool = False) -> Explanation:
-        """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON); ``risk``: with the
-        statement that counts the released classes' sizes (and, analyzed, the risk figures)."""
+                    t: float | None = None, method: str | None = None, analyze: bool = False) -> Explanation:
+        """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON)."""
         with translated(self.db.backend):
-            result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method, risk),
+            result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
                                       live=analyze, timed=analyze, spend=self._spend() if analyze else None)
         return Explanation(f"{self.db.backend.name} ({self.db.backend.server_version})",
                            chosen.method if chosen else None, chosen.rule if chosen else None, result.report,
@@ -325,10 +318,26 @@ class Session:
             log.debug("sqlanon: closing a session after a failure: %s", e)
 
 
+@overload
 def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
             client: str = "library", front_end: str = "library", reader_role: str = DEFAULT_READER,
-            unrestricted: bool = False) -> Session:
+            unrestricted: bool = False) -> Session: ...
+
+
+@overload
+def connect(url: dict[str, str], policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
+            client: str = "library", front_end: str = "library", reader_role: str | dict[str, str] = DEFAULT_READER,
+            unrestricted: bool = False) -> Federation: ...
+
+
+def connect(url: str | dict[str, str], policy: str | Path | dict | Policy | None = None, *,
+            catalog: bool | None = None, client: str = "library", front_end: str = "library",
+            reader_role: str | dict[str, str] = DEFAULT_READER, unrestricted: bool = False) -> Session | Federation:
     """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables.
+
+    Several databases, each under a name (``{"clinic": url1, "lab": url2}``), give a
+    Federation (sqlanon.distributed): the policy names their tables as ``clinic.patients``, and
+    a join of two databases' tables is anonymized with D2Pt.
 
     ``catalog``: True creates or upgrades sqlanon's catalog in the database (never dropping
     anything); None uses it where it exists; False ignores it. With a catalog, every release is
@@ -339,6 +348,14 @@ def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catal
     which only the pipeline reads, under ``reader_role`` (sqlanon.access; ``sqlanon db grants``
     sets it up). ``unrestricted=True`` serves a login that can read them, for development only:
     every report then says that a fault of the analyzer would return raw rows."""
+    if isinstance(url, dict):
+        from sqlanon.distributed import connect as federate
+
+        if policy is None:
+            raise PolicyError("several databases need a policy that names their tables (clinic.patients, …)")
+        return federate(url, policy, reader_role=reader_role, catalog=catalog, client=client, front_end=front_end,
+                        unrestricted=unrestricted)
+    assert isinstance(reader_role, str), "one reader role per database is for several databases"
     db = open_database(url, reader=reader_role)
     try:
         with translated(db.backend):

@@ -487,6 +487,25 @@ class RunContext:
         """Run a statement the backend wrote (a role or grant statement sqlglot does not model)."""
         self._send(statement, wait=False)
 
+    def insert_many(self, statement: exp.Insert, rows: list[tuple[Any, ...]]) -> None:
+        """Send ``rows`` (values the client holds, e.g. a cross-database join's row filter) with
+        ``statement``, an INSERT of one row of placeholders, in one bulk call of the driver:
+        never a round trip per row."""
+        sql = self._sql(statement, None)
+        if self.db.engine.dialect.paramstyle != "qmark":  # sqlglot writes '?' for MySQL; PyMySQL reads %s
+            sql = sql.replace("?", "%s")
+        self.statements.append(Statement(self.stage, f"{sql} -- {len(rows)} row(s)"))
+        if not self.live or not rows:
+            return
+        self.sync()
+        cur = self._conn.cursor()
+        try:
+            cur.executemany(sql, rows)
+        except Exception as e:  # every driver has its own error tree
+            raise self._refused(e) from e
+        finally:
+            cur.close()
+
     def commit(self) -> None:
         """Make what the run created outside its temp tables permanent (a materialized release)."""
         if self._conn is not None:

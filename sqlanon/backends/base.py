@@ -110,6 +110,14 @@ class Backend:
         remembers of a released row (catalog/differencing.py), never the key itself."""
         return exp.MD5(this=injective_text(values, self))
 
+    def pseudonym(self, value: exp.Expression, key: bytes) -> exp.Expression:
+        """The join key ``value`` as 16 hex digits of HMAC-SHA-256 under ``key``
+        (backends/keyed_hash.py): the same digits for the same integer or text in every
+        database, computed where the value is stored (a cross-database join, sqlanon/distributed/)."""
+        from sqlanon.errors import QueryRejected
+
+        raise QueryRejected("cross-database join", f"{self.product} cannot compute a keyed hash of the join key")
+
     def fenced(self, select: exp.Select) -> exp.Select:
         """A derived table the planner computes once and does not merge into the query that
         reads it, where merging would copy its subqueries to every reference (MariaDB does not

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.backends import sqlite_statistics
+from sqlanon.backends import keyed_hash, sqlite_statistics
 from sqlanon.backends.base import Backend
 
 
@@ -53,6 +53,10 @@ class SQLiteBackend(Backend):
             return "locked"
         return "refused" if isinstance(error, sqlite3.Error) else None
 
+    def pseudonym(self, value: exp.Expression, key: bytes) -> exp.Expression:
+        # in-process: the key goes to a function of this process (registered in session_setup)
+        return exp.Anonymous(this="sqlanon_hmac", expressions=[exp.Literal.string(key.hex()), value.copy()])
+
     def begin(self) -> exp.Expression:
         # the write lock at once: a transaction that reads first and writes later may find
         # another writer in between and fail half-way instead of waiting at its start
@@ -67,10 +71,16 @@ class SQLiteBackend(Backend):
         cursor.connection.create_function("md5", 1, _md5, deterministic=True)
         # SQLite has no VAR_POP, STDDEV_SAMP, COVAR_POP, CORR, REGR_* …: defined here
         sqlite_statistics.register(cursor.connection)
+        # SQLite has no SHA-256: the pseudonym of a cross-database join's key (Backend.pseudonym)
+        cursor.connection.create_function("sqlanon_hmac", 2, _hmac, deterministic=True)
 
 
 def _md5(x: str | None) -> str | None:
     return None if x is None else hashlib.md5(x.encode("utf-8")).hexdigest()  # noqa: S324 - a digest, no secret
+
+
+def _hmac(key: str, x: object) -> str | None:
+    return keyed_hash.pseudonym(bytes.fromhex(key), x)
 
 
 def _floor(x: float | None) -> int | None:

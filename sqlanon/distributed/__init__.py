@@ -1,0 +1,131 @@
+"""Several databases under one name each: ``sqlanon.connect({"clinic": url1, "lab": url2}, policy)``.
+
+A query that reads one database's tables is that database's session's (the flow as ever). A
+join of two databases' tables is anonymized with D2Pt (d2pt.py): each database anonymizes its
+own part inside itself, and neither receives anything from the other; what reaches the client
+is the join key's pseudonyms, class numbers and value codes, then the release. Every other
+query over two databases is refused by name (query.py).
+
+The policy names a table by its database: ``clinic.patients``; a table without one belongs to
+the only database there is.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from sqlanon.backends.faults import translated
+from sqlanon.context import RunContext
+from sqlanon.distributed import query as q
+from sqlanon.distributed.d2pt import Answer, run
+from sqlanon.distributed.party import Party
+from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
+from sqlanon.policy import Policy, load_policy
+from sqlanon.policy.model import Overrides
+
+
+def split_policy(policy: Policy, names: frozenset[str]) -> dict[str, Policy]:
+    """One policy per database, its tables named as that database spells them."""
+    out: dict[str, dict[str, Any]] = {n: {} for n in names}
+    for key, tp in policy.tables.items():
+        prefix, _, rest = key.partition(".")
+        if rest and prefix in names:
+            out[prefix][rest] = replace(tp, table=tp.table.split(".", 1)[1])
+        elif len(names) == 1:
+            out[next(iter(names))][key] = tp
+        else:
+            raise PolicyError(f"name the table's database: one of {', '.join(sorted(names))}, as "
+                              f"{sorted(names)[0]}.{key}", table=tp.table)
+    return {n: Policy(tables=t, source=policy.source) for n, t in out.items()}
+
+
+class Federation:
+    """Sessions of several databases; ``execute`` answers within one of them or across two."""
+
+    def __init__(self, sessions: dict[str, Any]):
+        #: database name → its Session (sqlanon.api)
+        self.sessions = sessions
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.sessions)
+
+    def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
+                t: float | None = None, method: str | None = None, **kw: Any) -> Any:
+        """The answer of ``sql``: a flow Result from one database, or a D2Pt Answer across two."""
+        tree = q.parse(sql)
+        named = q.databases(tree, self.names)
+        if len(named) <= 1:
+            if not named and len(self.sessions) > 1:
+                raise QueryRejected("table without a database name", f"name each table's database "
+                                    f"({', '.join(sorted(self.names))}): database.table")
+            name = next(iter(named or self.names))
+            s = self.sessions[name]
+            return s.execute(s.db.backend.render(q.strip(tree, name)), k=k, alpha=alpha, l=l, t=t, method=method,
+                             **kw)
+        return self._across(sql, tree, Overrides(k, alpha, l, t, method))
+
+    def _across(self, sql: str, tree: Any, overrides: Overrides) -> Answer:
+        t0 = time.perf_counter()
+        sessions = []
+        try:
+            cj = q.cross_join(tree, self.names)
+            sessions = [self.sessions[s.database] for s in cj.sides]
+            with ExitStack() as stack:
+                parties = []
+                for side, s in zip(cj.sides, sessions):
+                    tp = s.policy.for_table(side.table)
+                    if tp is None:
+                        raise QueryRejected("cross-database join with an unprotected table",
+                                            f"{side.database}.{side.table}: the policy must describe both tables")
+                    stack.enter_context(translated(s.db.backend))
+                    ctx = stack.enter_context(RunContext(s.db))
+                    parties.append(Party(side.database, s.db, tp, side, ctx))
+                answer = run(cj, parties, overrides)
+        except SqlanonError as e:
+            decision = "rejected" if isinstance(e, QueryRejected) else "refused" if isinstance(
+                e, ReleaseRefused) else "error"
+            for s in sessions or self.sessions.values():
+                s.record(sql, decision, message=e.message, seconds=time.perf_counter() - t0, failing=True)
+            raise
+        for s, side in zip(sessions, cj.sides):
+            s.record(sql, "anonymized", table=side.table, method="d2pt", seconds=time.perf_counter() - t0,
+                     rows=len(answer.rows))
+        return answer
+
+    def close(self) -> None:
+        for s in self.sessions.values():
+            s.close()
+
+    def __enter__(self) -> "Federation":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+
+def connect(urls: dict[str, str], policy: str | Path | dict | Policy, *, reader_role: str | dict[str, str],
+            **kw: Any) -> Federation:
+    """Open every database of ``urls`` (name → SQLAlchemy URL) with its share of ``policy``;
+    ``reader_role``: one for all, or one per name."""
+    from sqlanon import api
+
+    if not urls:
+        raise PolicyError("no database named")
+    names = frozenset(n.lower() for n in urls)
+    if len(names) != len(urls) or any(not n.isidentifier() for n in names):
+        raise PolicyError("database names are distinct identifiers (clinic, lab, …)")
+    policies = split_policy(load_policy(policy), names)
+    sessions: dict[str, Any] = {}
+    try:
+        for name, url in urls.items():
+            role = reader_role[name] if isinstance(reader_role, dict) else reader_role
+            sessions[name.lower()] = api.connect(url, policies[name.lower()], reader_role=role, **kw)
+    except BaseException:
+        for s in sessions.values():
+            s.close()
+        raise
+    return Federation(sessions)

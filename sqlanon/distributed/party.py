@@ -1,0 +1,160 @@
+"""One party of D2Pt: a database that anonymizes its own vertical part, inside itself.
+
+Its selection lands in one temp table (the pushdown): the join key's pseudonym (never the key),
+a row number in the order of the pseudonyms, and the columns the query releases from this side.
+Every later request is one set-based statement over that table whose answer is a column, never
+a row at a time: the pseudonyms (once), the class of every row at a vector of generalization
+levels (an opaque dense rank, not the labels), the distinct labels per quasi-identifier (a
+count), the sensitive attribute as codes, and at the end the labels of the released classes and
+the per-row values of the released rows only (the fragmenter's input).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from sqlglot import exp
+
+from sqlanon.backends.connect import Database
+from sqlanon.context import RunContext
+from sqlanon.distributed.query import Side
+from sqlanon.errors import QueryRejected
+from sqlanon.policy.model import QuasiIdentifier, TablePolicy
+from sqlanon.sql.templates import col, ident, table
+
+#: the pushed-down table's own columns (the released ones are c0, c1, … beside them)
+PID, RN = "pid", "rn"
+
+
+def size(rows: Sequence[Sequence[Any]]) -> int:
+    """Bytes of an answer's values as the client holds them (text in UTF-8, numbers 8 bytes)."""
+    total = 0
+    for r in rows:
+        for v in r:
+            total += len(v.encode("utf-8")) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 8
+    return total
+
+
+@dataclass
+class Party:
+    name: str
+    db: Database
+    policy: TablePolicy
+    side: Side
+    ctx: RunContext
+    #: bytes this party sent to the client and received from it
+    sent: int = 0
+    received: int = 0
+    src: str = ""
+    #: rows of the selection (known once the pseudonyms are read)
+    rows: int = 0
+    #: released column → its name in the pushed-down table
+    names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def qis(self) -> tuple[QuasiIdentifier, ...]:
+        """The quasi-identifiers this side releases."""
+        return tuple(q for q in self.policy.quasi_identifiers if q.column in self.side.columns)
+
+    @property
+    def per_row(self) -> tuple[str, ...]:
+        """Released columns that are not generalized: sensitive and insensitive ones."""
+        qi = {q.column for q in self.qis}
+        return tuple(c for c in self.side.columns if c not in qi)
+
+    def check(self) -> None:
+        """The side's columns against its policy: identifiers are never released, every released
+        column is named by the policy, the key is an integer or text (its text is the same in
+        every database, so are its pseudonyms)."""
+        tp, cols = self.policy, self.db.columns(self.db.spelling.get(self.side.table.lower(), self.side.table))
+        if self.side.key not in cols:
+            raise QueryRejected("unknown join key", f"{self.name}.{self.side.table} has no column {self.side.key}")
+        if cols[self.side.key].family not in ("numeric", "text") or cols[self.side.key].type.upper() in (
+                "FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION", "NUMERIC", "DECIMAL"):
+            raise QueryRejected("join key that is neither integer nor text across databases",
+                                f"{self.name}.{self.side.table}.{self.side.key} is {cols[self.side.key].type}")
+        for c in self.side.columns:
+            if c in tp.identifiers:
+                raise QueryRejected("identifier column", f"{self.name}.{tp.table}.{c} is never released")
+            if c not in tp.releasable:
+                raise QueryRejected("column the policy does not release",
+                                    f"{self.name}.{tp.table}.{c} is not named by the policy")
+
+    def pushdown(self, key: bytes) -> None:
+        """The selection, pseudonymized, into the party's temp table (one statement)."""
+        self.names = {c: f"c{i}" for i, c in enumerate(self.side.columns)}
+        base = table(self.db.spelling.get(self.side.table.lower(), self.side.table))
+        inner = exp.select(exp.alias_(self.db.backend.pseudonym(col(self.side.key), key), PID, quoted=True),
+                           *[exp.alias_(col(c), n, quoted=True) for c, n in self.names.items()]
+                           ).from_(base).where(exp.Not(this=exp.Is(this=col(self.side.key), expression=exp.Null())))
+        rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=col(PID))]))
+        select = exp.select(col(PID), exp.alias_(rn, RN, quoted=True), *[col(n) for n in self.names.values()]
+                            ).from_(inner.subquery("x"))
+        self.src = self.ctx.create_temp("d2pt_src", select)
+
+    def _query(self, statement: exp.Expression) -> list[tuple]:
+        rows = self.ctx.query(statement)
+        self.sent += size(rows)
+        return rows
+
+    def pseudonyms(self) -> list[str]:
+        """The pseudonym of every row, in row-number order."""
+        found = [r[0] for r in self._query(exp.select(col(PID)).from_(table(self.src)).order_by(col(RN)))]
+        self.rows = len(found)
+        return found
+
+    def _labels(self, levels: dict[str, int]) -> list[exp.Expression]:
+        return [q.hierarchy.expr(col(self.names[q.column]), levels[q.column]) for q in self.qis]
+
+    def _rank(self, values: list[exp.Expression], text: bool = True) -> exp.Expression:
+        """DENSE_RANK over ``values``; text compared byte for byte, as a reader tells labels apart."""
+        order = [exp.Ordered(this=self.db.backend.binary_text(v.copy()) if text else v.copy(), nulls_first=True)
+                 for v in values]
+        return exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=exp.Order(expressions=order))
+
+    def classes(self, levels: dict[str, int]) -> list[int]:
+        """Every row's local class at ``levels``, as an opaque number (1, 2, …), in row order."""
+        rows = self._query(exp.select(exp.alias_(self._rank(self._labels(levels)), "cls", quoted=True))
+                           .from_(table(self.src)).order_by(col(RN)))
+        return [int(r[0]) for r in rows]
+
+    def distinct(self, levels: dict[str, int]) -> dict[str, int]:
+        """How many labels each quasi-identifier has at ``levels`` (Datafly's choice)."""
+        labels = self._labels(levels)
+        row = self._query(exp.select(*[exp.Count(this=exp.Distinct(expressions=[self.db.backend.binary_text(v)]))
+                                       for v in labels]).from_(table(self.src)))[0]
+        return {q.column: int(n) for q, n in zip(self.qis, row)}
+
+    def codes(self, column: str, numeric: bool) -> list[int]:
+        """Codes of a sensitive attribute's values in row order, dense in the values' order
+        (numeric order for numbers): what t-closeness and l-diversity need, not the values."""
+        value = col(self.names[column])
+        rank = self._rank([value], text=False) if numeric else self._rank([exp.cast(value, "TEXT")])
+        rows = self._query(exp.select(exp.alias_(rank, "v", quoted=True)).from_(table(self.src)).order_by(col(RN)))
+        return [int(r[0]) for r in rows]
+
+    def keep(self, rows: list[int]) -> str:
+        """The row numbers released (the fragmenter's filter), sent in one bulk insert."""
+        name = self.ctx.create_temp("d2pt_keep", exp.select(exp.alias_(exp.cast(exp.Literal.number(0), "BIGINT"),
+                                                                         RN, quoted=True)).where(exp.false()))
+        self.ctx.insert_many(exp.insert(exp.values([(exp.Placeholder(),)]), table(name), columns=[ident(RN)]),
+                             [(r,) for r in rows])
+        self.received += 8 * len(rows)
+        return name
+
+    def released_labels(self, levels: dict[str, int], keep: str) -> dict[int, tuple]:
+        """The labels of every class that holds a released row: class number → labels."""
+        labels = self._labels(levels)
+        ranked = exp.select(col(RN), exp.alias_(self._rank(labels), "cls", quoted=True),
+                            *[exp.alias_(v, f"g{i}", quoted=True) for i, v in enumerate(labels)]).from_(table(self.src))
+        rows = self._query(exp.select(col("cls", "x"), *[col(f"g{i}", "x") for i in range(len(labels))]).distinct()
+                           .from_(ranked.subquery("x")).join(table(keep, "k"), on=exp.EQ(this=col(RN, "k"),
+                                                                                        expression=col(RN, "x"))))
+        return {int(r[0]): tuple(r[1:]) for r in rows}
+
+    def released_values(self, keep: str) -> dict[int, tuple]:
+        """The sensitive and insensitive values of the released rows only: row number → values."""
+        rows = self._query(exp.select(col(RN, "s"), *[col(self.names[c], "s") for c in self.per_row])
+                           .from_(table(self.src, "s")).join(table(keep, "k"), on=exp.EQ(
+                               this=col(RN, "k"), expression=col(RN, "s"))))
+        return {int(r[0]): tuple(r[1:]) for r in rows}
