@@ -71,15 +71,19 @@ class Session:
 
     def execute(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None,
-                progress: Callable[[str], None] | None = None) -> Result:
+                progress: Callable[[str], None] | None = None, risk: bool = False,
+                population: int | str | None = None) -> Result:
         """Run ``sql``; protected tables are anonymized inside the database before the rest runs.
         ``progress`` is told the stage and the statements sent so far, before each statement.
-        ``k``, ``alpha``, ``l``, ``t`` may only tighten the policy; ``method`` names another one."""
+        ``k``, ``alpha``, ``l``, ``t`` may only tighten the policy; ``method`` names another one.
+        ``risk`` (or ``population``, its size or an ARX region): the report carries the released
+        rows' re-identification risk (``Report.risk``), as the policy's ``report.risk`` asks."""
         self.last_temp_tables = []
         t0 = time.perf_counter()
         try:
             with translated(self.db.backend):
-                result, _ctx, _plan = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+                result, _ctx, _plan = run(self.db, self.policy, sql,
+                                          overrides=Overrides(k, alpha, l, t, method, risk, population),
                                           created=self.last_temp_tables, progress=progress, guard=self._guard(),
                                           spend=self._spend())
         except SqlanonError as e:
@@ -145,7 +149,8 @@ class Session:
     def materialize(self, table: str, into: str, *, view: str | None = None, where: str | None = None,
                     k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                     t: float | None = None, method: str | None = None, refresh: bool = False,
-                    progress: Callable[[str], None] | None = None) -> Report:
+                    progress: Callable[[str], None] | None = None, risk: bool = False,
+                    population: int | str | None = None) -> Report:
         """Anonymize ``table`` (the rows ``where`` selects) once, inside the database, into the new
         table ``into`` — rows in random order — and a view ``view`` over it; grants are the
         administrator's. Refuses to replace an existing table or view.
@@ -163,7 +168,8 @@ class Session:
         try:
             with translated(self.db.backend):
                 report = materialize(self.db, self.policy, table, self._target(table, into, view, refresh),
-                                     where=where, overrides=Overrides(k, alpha, l, t, method), progress=progress,
+                                     where=where, overrides=Overrides(k, alpha, l, t, method, risk, population),
+                                     progress=progress,
                                      guard=self._guard(rows=False))
         except SqlanonError as e:
             self._record(what, e, time.perf_counter() - t0)
@@ -248,11 +254,12 @@ class Session:
         if self.catalog is not None and report.table is not None and report.method != "dp":
             self.catalog.record_release(report, client=self.client, front_end=self.front_end, target=target)
 
-    def check(self, table: str) -> Measurement:
+    def check(self, table: str, *, risk: bool = False, population: int | str | None = None) -> Measurement:
         """Measure ``table`` as it is stored — a release made by anyone — against the policy's
-        models for it: the classes over its quasi-identifiers and every model's verdict."""
+        models for it: the classes over its quasi-identifiers and every model's verdict; with
+        ``risk`` (or ``population``) its re-identification risk (``Measurement.risk``)."""
         with translated(self.db.backend):
-            return check(self.db, self.policy, table)
+            return check(self.db, self.policy, table, overrides=Overrides(risk=risk, population=population))
 
     def discover(self, table: str, *, max_size: int = 4, threshold: float = 0.95,
                  qi: list[str] | None = None) -> Discovery:
@@ -283,7 +290,7 @@ class Session:
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None, analyze: bool = False,
-                summary: bool = False) -> str:
+                summary: bool = False, risk: bool = False) -> str:
         """The plan and every SQL statement in the target dialect; ``summary``: the plan and the
         number of statements per stage, without the SQL.
 
@@ -291,13 +298,16 @@ class Session:
         they would be sent. With ``analyze`` the query runs (no rows are returned) and every
         statement that ran is listed with its time, followed by the report.
         """
-        return self.explanation(sql, k=k, alpha=alpha, l=l, t=t, method=method, analyze=analyze).text(summary)
+        return self.explanation(sql, k=k, alpha=alpha, l=l, t=t, method=method, analyze=analyze,
+                                risk=risk).text(summary)
 
     def explanation(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
-                    t: float | None = None, method: str | None = None, analyze: bool = False) -> Explanation:
-        """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON)."""
+                    t: float | None = None, method: str | None = None, analyze: bool = False,
+                    risk: bool = False) -> Explanation:
+        """What ``explain`` shows, as data (``Explanation.to_dict`` for JSON); ``risk``: with the
+        statement that counts the released classes' sizes (and, analyzed, the risk figures)."""
         with translated(self.db.backend):
-            result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method),
+            result, ctx, chosen = run(self.db, self.policy, sql, overrides=Overrides(k, alpha, l, t, method, risk),
                                       live=analyze, timed=analyze, spend=self._spend() if analyze else None)
         return Explanation(f"{self.db.backend.name} ({self.db.backend.server_version})",
                            chosen.method if chosen else None, chosen.rule if chosen else None, result.report,

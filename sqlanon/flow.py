@@ -29,6 +29,7 @@ from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Overrides, Policy, Requirement
 from sqlanon.pushdown.fragment import Fragment, fragment, remainder
 from sqlanon.pushdown.persons import per_person
+from sqlanon.risk.headline import headline
 from sqlanon.verify import Measurement, enforce, measure_table, verify
 from sqlanon.verify.noise import SCALE as NOISE_SCALE
 from sqlanon.verify.noise import noisy
@@ -145,6 +146,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         # the planner's fallbacks apply to a release of the whole selection, one row per row
         fallback = list(chosen.fallback) if recoder is None and not frag.persons else []
         pushed: list[str] | None = None  # the pushed-down columns of a method that fell back
+        risky = _risk_asked(frag, overrides)
         while True:
             if pushed is not None and pushed != _pushdown(method, frag, ctx):
                 with ctx.in_stage("pushdown"):  # the fallback reads other columns of the rows
@@ -158,7 +160,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 # the method's counts describe the selection only when it ran on all of it
                 counts = release.counts if recoder is None else None
                 measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
-                                  release.bucket, counts)
+                                  release.bucket, counts, risk=risky and _risk_measurable(frag, release.slices))
                 if release.counts is not None:
                     ctx.drop(release.counts)
                 if not live:
@@ -221,7 +223,10 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             buckets=measured.buckets.listed if measured.buckets else [],
             seconds=dict(ctx.timings),
             notes=linked + release.notes + measured.notes,
+            risk=_risk(frag, measured, overrides) if risky else {},
         )
+        if risky and measured.class_sizes is None and live:
+            report.notes.append(_NOT_MEASURED)
         if store is not None:
             with ctx.in_stage("commit"):
                 store.commit(report, ctx)
@@ -294,9 +299,10 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
     return result.report
 
 
-def check(db: Database, policy: Policy, table: str) -> Measurement:
+def check(db: Database, policy: Policy, table: str, *, overrides: Overrides = Overrides()) -> Measurement:
     """Measure an existing table, anonymized by anyone, against its policy's requirement: classes
-    over the policy's quasi-identifiers as stored, every model's verdict (``sqlanon check``)."""
+    over the policy's quasi-identifiers as stored, every model's verdict (``sqlanon check``);
+    with ``overrides.risk`` (or the policy's ``report.risk``) its re-identification risk too."""
     tp = policy.for_table(table)
     if tp is None:
         raise PolicyError(f"no policy names table {table!r}")
@@ -306,7 +312,37 @@ def check(db: Database, policy: Policy, table: str) -> Measurement:
                     frozenset(c for c in columns if info[c].family in ("text", "other")))
     numbers = tuple(q.column for q in tp.quasi_identifiers if info[q.column].family not in ("text", "other"))
     with RunContext(db) as ctx, ctx.in_stage("verify"):
-        return measure_table(frag, tp.requirement, ctx, numbers)
+        m = measure_table(frag, tp.requirement, ctx, numbers, risk=_risk_asked(frag, overrides))
+    if m.class_sizes is not None:
+        m.risk = _risk(frag, m, overrides)
+    return m
+
+
+#: the report's note where risk was asked of a release whose classes are no records' classes
+_NOT_MEASURED = ("re-identification risk not measured: a sliced release or one with several rows per person has "
+                 "classes that are not one record each")
+
+
+def _risk_asked(frag: Fragment, overrides: Overrides) -> bool:
+    report = frag.policy.report
+    return bool(overrides.risk or overrides.population is not None or report.risk) and bool(frag.qis)
+
+
+def _risk_measurable(frag: Fragment, slices: tuple[tuple[str, ...], ...]) -> bool:
+    """The released classes are classes of records (not a sliced release's column groups, not
+    several rows of one person)."""
+    return not slices and not frag.persons and frag.link is None
+
+
+def _risk(frag: Fragment, m: Measurement, overrides: Overrides) -> dict[str, Any]:
+    """The report's re-identification risk headline (risk/headline.py) from the released classes'
+    sizes; empty when they were not measured."""
+    if m.class_sizes is None:
+        return {}
+    population = overrides.population if overrides.population is not None else frag.policy.report.population
+    return headline([q.column for q in frag.qis], m.class_sizes, population=population,
+                    suppressed=m.rows_released - sum(size * n for size, n in m.class_sizes.items()))
+
 
 
 def choose(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides()) -> Plan | None:

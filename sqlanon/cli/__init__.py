@@ -28,6 +28,8 @@ from sqlanon.access import DEFAULT_READER
 from sqlanon.backends.faults import fault
 from sqlanon.errors import ConnectionLost, DatabaseLocked, Interrupted, SqlanonError
 from sqlanon.policy.model import METHODS
+from sqlanon.risk.headline import headline_lines
+from sqlanon.risk.population import REGIONS
 
 #: exit codes besides 0 (success) and 1 (``check``: a model fails)
 REFUSED, TRANSIENT, INTERRUPTED, TERMINATED = 2, 3, 130, 143
@@ -117,6 +119,30 @@ method_option = click.option("--method", type=click.Choice(list(METHODS)), defau
                              help="another method than the policy's (every release is verified the same)")
 
 
+def population(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | str | None:
+    """``--population``: a number of people or one of ARX's regions (usa, uk, …)."""
+    if value is None:
+        return None
+    text = value.strip().lower().replace(" ", "_").replace("-", "_")
+    if text in REGIONS:
+        return text
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise click.BadParameter(f"a number or one of {', '.join(sorted(REGIONS))}") from None
+    if n < 1:
+        raise click.BadParameter("a population of at least one person")
+    return n
+
+
+risk_option = click.option("--risk", is_flag=True,
+                           help="the report shows the released rows' re-identification risk (prosecutor, journalist, "
+                                "marketer, sample uniques), as the policy's report.risk does")
+population_option = click.option("--population", default=None, callback=population,
+                                 help="with --risk: the population the rows are a sample of (a number or an ARX "
+                                      "region: usa, uk, germany, …), for the estimate of population uniqueness")
+
+
 @click.group(cls=Command)
 @click.version_option(package_name="sqlanon")
 @click.option("--reader-role", default=DEFAULT_READER, envvar="SQLANON_READER_ROLE", show_default=True,
@@ -144,12 +170,16 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @query_options
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
 @click.option("--no-report", is_flag=True, help="print only the rows")
+@risk_option
+@population_option
 def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
-          t_value: float | None, method: str | None, fmt: str, no_report: bool) -> None:
+          t_value: float | None, method: str | None, fmt: str, no_report: bool, risk: bool,
+          population: int | str | None) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
     try:
         with _progress() as progress, _connect(url, policy) as s:
-            res = s.execute(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, progress=progress)
+            res = s.execute(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, progress=progress,
+                            risk=risk, population=population)
     except SqlanonError as e:
         _fail(e)
     if fmt == "json":
@@ -173,12 +203,14 @@ def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | 
 @click.option("--analyze", is_flag=True, help="run the query (no rows are shown) and list every statement")
 @click.option("--summary", is_flag=True, help="the plan and the number of statements per stage, without the SQL")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@risk_option
 def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
-            t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str) -> None:
+            t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str, risk: bool) -> None:
     """Show the plan and every SQL statement in the target dialect (--summary: statements per stage)."""
     try:
         with _connect(url, policy) as s:
-            found = s.explanation(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze)
+            found = s.explanation(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze,
+                                  risk=risk)
     except SqlanonError as e:
         _fail(e)
     if fmt == "json":
@@ -221,14 +253,17 @@ def _progress() -> Iterator[Callable[[str], None] | None]:
 @l_option
 @t_option
 @method_option
+@risk_option
+@population_option
 def materialize_cmd(table: str, url: str, policy: str | None, into: str, view: str | None, where: str | None,
                     refresh: bool, k: int | None, alpha: float | None, l_value: int | None, t_value: float | None,
-                    method: str | None) -> None:
+                    method: str | None, risk: bool, population: int | str | None) -> None:
     """Anonymize a protected table once, inside the database, into a new table."""
     try:
         with _progress() as progress, _connect(url, policy) as s:
             report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, l=l_value, t=t_value,
-                                   method=method, refresh=refresh, progress=progress)
+                                   method=method, refresh=refresh, progress=progress, risk=risk,
+                                   population=population)
     except SqlanonError as e:
         _fail(e)
     click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
@@ -255,9 +290,11 @@ def _names(text: str) -> list[str]:
 @click.option("--t-hierarchy", type=click.Path(exists=True, dir_okay=False), default=None,
               help="taxonomy of the sensitive column (ARX CSV) for the hierarchical distance")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
+@risk_option
+@population_option
 def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | None, protect: str | None,
           l_value: int | None, l_variant: str, c_value: float | None, t_value: float | None,
-          t_distance: str | None, t_hierarchy: str | None, fmt: str) -> None:
+          t_distance: str | None, t_hierarchy: str | None, fmt: str, risk: bool, population: int | str | None) -> None:
     """Measure a stored table, anonymized by anyone, against the models; exit 1 when one fails."""
     sens = _names(sensitive)
     models = [flag for flag, value in (("--alpha", alpha), ("--l", l_value), ("--t", t_value)) if value is not None]
@@ -281,22 +318,27 @@ def check(table: str, url: str, qi: str, sensitive: str, k: int, alpha: float | 
         # a stored release is measured, not served: the login may read it (it is no protected table)
         with api.connect(url, {"tables": {table: spec}}, catalog=False, reader_role=access()["reader_role"],
                          unrestricted=True) as s:
-            m = s.check(table)
+            m = s.check(table, risk=risk, population=population)
     except SqlanonError as e:
         _fail(e)
     verdicts = [{"criterion": v.criterion, "ok": v.ok, "measured": v.measured} for v in m.verdicts]
     if fmt == "json":
         click.echo(json.dumps({"table": table, "rows": m.rows_released, "classes": m.classes,
-                               "discernibility": m.discernibility, "ok": m.ok, "checks": verdicts}, indent=2))
+                               "discernibility": m.discernibility, "ok": m.ok, "checks": verdicts,
+                               **({"risk": m.risk} if m.risk else {})}, indent=2))
     elif fmt == "markdown":
         click.echo(f"**{table}**: {m.rows_released} rows, {m.classes} classes, discernibility {m.discernibility}\n")
         click.echo("| criterion | holds | measured |\n|---|---|---|")
         for v in verdicts:
             click.echo(f"| {v['criterion']} | {'yes' if v['ok'] else '**no**'} | {v['measured']} |")
+        if m.risk:
+            click.echo("\n```\n" + "\n".join(headline_lines(m.risk)) + "\n```")
     else:
         click.echo(f"table {table}: {m.rows_released} rows, {m.classes} classes, discernibility {m.discernibility}")
         for v in verdicts:
             click.echo(f"  {'ok  ' if v['ok'] else 'FAIL'} {v['criterion']}: {v['measured']}")
+        if m.risk:
+            click.echo("\n".join(headline_lines(m.risk)))
     sys.exit(0 if m.ok else 1)
 
 

@@ -12,27 +12,11 @@ import click
 
 from sqlanon import api
 from sqlanon.access import DEFAULT_READER
-from sqlanon.cli import _fail, _names, access, db_option, main, policy_option
+from sqlanon.cli import _fail, _names, access, db_option, main, policy_option, population
 from sqlanon.errors import SqlanonError
-from sqlanon.risk.population import REGIONS
 
 #: a share of the rows: in (0, 1]
 SHARE = click.FloatRange(0, 1, min_open=True)
-
-
-def _population(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | str | None:
-    if value is None:
-        return None
-    text = value.strip().lower().replace(" ", "_").replace("-", "_")
-    if text in REGIONS:
-        return text
-    try:
-        n = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise click.BadParameter(f"a number or one of {', '.join(sorted(REGIONS))}") from None
-    if n < 1:
-        raise click.BadParameter("a population of at least one person")
-    return n
 
 
 @main.command("discover")
@@ -69,7 +53,7 @@ def discover_cmd(table: str, url: str, max_size: int, threshold: float, qi: str 
 @click.option("--release-of", default=None,
               help="TABLE is a stored release of this protected table: its quasi-identifiers; suppressed rows left out")
 @click.option("--qi", default=None, help="comma-separated quasi-identifiers instead of the policy's")
-@click.option("--population", default=None, callback=_population,
+@click.option("--population", default=None, callback=population,
               help="the population's size, or an ARX region (usa, uk, germany, …); default: 100 × the rows")
 @click.option("--threshold", type=SHARE, default=None, help="also count the records whose risk is above this")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")

@@ -49,6 +49,9 @@ class Report:
     #: a differentially private answer (method dp): ε spent, budget left, the noise of each
     #: figure, and every figure's 95 % interval (sqlanon/dp/release.py)
     dp: dict[str, Any] = field(default_factory=dict)
+    #: the released rows' re-identification risk, when asked (``report.risk``, ``--risk``):
+    #: prosecutor, journalist, marketer, sample uniques (risk/headline.py); refusals never have it
+    risk: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from sqlanon.risk.headline import headline_lines
+
 if TYPE_CHECKING:
     from sqlanon.finish.report import Report
 
@@ -185,6 +187,8 @@ def report_text(r: "Report") -> str:
     if 0 < len(r.buckets) <= SHOWN_BUCKETS:
         lines += _measure("buckets", ", ".join(
             f"{b['rows']}" + (f"/{b['l']:.2f}" if b["l"] is not None else "") for b in r.buckets))
+    if r.risk:
+        lines += headline_lines(r.risk)
     times = ", ".join(f"{k} {v:.3f} s" for k, v in r.seconds.items())
     lines.append(f"cost: {r.statements} SQL statements; {times}")
     if r.notes:

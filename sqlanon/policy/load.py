@@ -31,13 +31,15 @@ from sqlanon.policy.model import (
     Diversity,
     Policy,
     QuasiIdentifier,
+    ReportOptions,
     Requirement,
     Sensitive,
     Slicing,
     TablePolicy,
 )
+from sqlanon.risk.population import REGIONS, population_size
 
-TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy"}
+TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy", "report"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
                 "sensitive_predicates",
                 "difference_window", "across_releases", "consistent", "metric", "delta", "contributions", "bounds", "groups"}
@@ -127,7 +129,29 @@ def _table(table: str, spec: Any, base: Path) -> TablePolicy:
                                   table=table)
         if requirement.method == "dp":
             raise PolicyError("privacy.method dp needs privacy.epsilon (with its budget)", table=table)
-    return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement, person)
+    return TablePolicy(table, identifiers, qis, sensitive, insensitive, requirement, person,
+                       _report(table, spec.get("report")))
+
+
+def _report(table: str, spec: Any) -> ReportOptions:
+    """``report: {risk: true, population: usa}``: what every release's report adds."""
+    if spec is None:
+        return ReportOptions()
+    if not isinstance(spec, dict) or set(spec) - {"risk", "population"}:
+        raise PolicyError("'report' must be a mapping of risk (true or false) and population", table=table)
+    risk = spec.get("risk", False)
+    if not isinstance(risk, bool):
+        raise PolicyError(f"report.risk must be true or false, got {risk!r}", table=table)
+    population = spec.get("population")
+    if population is not None:
+        try:
+            population_size(1, population)
+        except (ValueError, TypeError):
+            raise PolicyError(f"report.population must be a number of people or one of {', '.join(sorted(REGIONS))}, "
+                              f"got {population!r}", table=table) from None
+        if isinstance(population, bool) or (isinstance(population, int) and population < 1):
+            raise PolicyError(f"report.population must be at least one person, got {population!r}", table=table)
+    return ReportOptions(risk, population)
 
 
 def _hierarchy(table: str, column: str, spec: Any, base: Path) -> Hierarchy:

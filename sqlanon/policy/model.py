@@ -224,6 +224,22 @@ class Overrides:
     l: int | None = None  # noqa: E741 - the model's own name
     t: float | None = None
     method: str | None = None
+    #: the report shows the released rows' re-identification risk (``--risk``), whatever the
+    #: policy's ``report.risk``; ``population``: the policy's ``report.population`` for this run
+    risk: bool = False
+    population: int | str | None = None
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a release's report adds to the measures every report has (``report:`` of a table)."""
+
+    #: the re-identification risk of the released rows (prosecutor, journalist, marketer, sample
+    #: uniques; risk/headline.py): functions of the released classes' sizes, nothing more
+    risk: bool = False
+    #: the population the released rows are a sample of (a size or an ARX region, as ``sqlanon
+    #: risk --population`` takes it), for the estimate of population uniqueness; None: no estimate
+    population: int | str | None = None
 
 
 @dataclass(frozen=True)
@@ -237,6 +253,7 @@ class TablePolicy:
     #: the identifier column whose value is one person, in a table with several rows per person
     #: (visits): every class then holds k persons, not k rows (pushdown/persons.py)
     person: str | None = None
+    report: ReportOptions = field(default_factory=ReportOptions)
 
     def qi(self, column: str) -> QuasiIdentifier | None:
         return next((q for q in self.quasi_identifiers if q.column == column), None)

@@ -8,6 +8,7 @@ only the metrics read it). A release that fails is never returned.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -45,6 +46,11 @@ class Measurement:
     nu_entropy: float | None = None
     #: a sliced release's buckets
     buckets: Buckets | None = None
+    #: the released classes' sizes, {size: classes}, fully suppressed rows left out (measured
+    #: when the report shows re-identification risk: risk/headline.py)
+    class_sizes: dict[int, int] | None = None
+    #: the re-identification risk headline computed from them (risk/headline.py; set by the flow)
+    risk: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -68,13 +74,14 @@ class Measurement:
 
 def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunContext,
            aggregated: tuple[str, ...] = (), slices: tuple[tuple[str, ...], ...] = (),
-           bucket: str | None = None, counts: str | None = None) -> Measurement:
+           bucket: str | None = None, counts: str | None = None, risk: bool = False) -> Measurement:
     """``aggregated``: quasi-identifiers released as group means, measured by IL = SSE/SST
     instead of KL (a mean is no label of a hierarchy). ``slices``: the column groups of a sliced
     release (each row's bucket in column ``bucket``), judged by verify/slicing.py instead of by
     classes of whole rows. ``counts``: the selection's frequency table as the method counted it
     (Release.counts); it only spares a GROUP BY over the rows for the information-loss metrics,
-    and its total must equal the rows of ``src``, counted here."""
+    and its total must equal the rows of ``src``, counted here. ``risk``: also count the released
+    classes' sizes (``Measurement.class_sizes``) from the same frequency table."""
     m = Measurement()
     read = _reader(frag, released, aggregated, ctx)
     selection, m.rows_in = _selection(frag, src, counts, ctx)
@@ -87,8 +94,10 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     arx = arx_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
                         [names[i] for i in measured], ctx)
     values = _statistics(stats, ctx)
+    sizes = _class_sizes(frag, released_cells, names, aggregated, ctx) if risk else None
     if not ctx.live:
         return m
+    m.class_sizes = sizes
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_withheld * m.rows_in
     m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl_divergences(kl, len(measured), ctx))}
@@ -149,8 +158,7 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
     if frag.qis and not aggregated:
         # a released row is fully generalized when every quasi-identifier reads as its root
         # label (the columns of released_cells compare byte for byte)
-        at_root = exp.and_(*[exp.EQ(this=col(n), expression=exp.Literal.string(q.hierarchy.top_label))
-                             for n, q in zip(names, frag.qis)])
+        at_root = _at_root(frag, names)
         flags.append(exp.alias_(exp.Max(this=exp.Case(ifs=[exp.If(this=at_root, true=exp.Literal.number(1))],
                                                       default=exp.Literal.number(0))), "at_root"))
         aggs["generalized"] = exp.Sum(this=exp.Case(
@@ -162,6 +170,28 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
         p=protected_flag(req.alpha, sv), released=released))
     return released_cells, names, render("verify/class_stats", aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
                                          qis=[col(n) for n in names], released_cells=released_cells, flags=flags)
+
+
+def _at_root(frag: Fragment, names: list[str]) -> exp.Condition:
+    """A row of the released frequency table (QI columns ``names``) whose every quasi-identifier
+    reads as its hierarchy's root label (compared byte for byte)."""
+    return exp.and_(*[exp.EQ(this=col(n), expression=exp.Literal.string(q.hierarchy.top_label))
+                      for n, q in zip(names, frag.qis)])
+
+
+def _class_sizes(frag: Fragment, released_cells: str, names: list[str], aggregated: tuple[str, ...],
+                 ctx: RunContext) -> dict[int, int]:
+    """{class size: classes} of the released rows, from their frequency table (no second pass
+    over the rows); rows released with every quasi-identifier at the root are left out, as ARX
+    leaves suppressed records out of its risk figures."""
+    kept: exp.Expression = exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(1))
+    if frag.qis and not aggregated:
+        # as the class statistics flag them: a NULL among the labels is no root
+        kept = exp.EQ(this=exp.Case(ifs=[exp.If(this=_at_root(frag, names), true=exp.Literal.number(1))],
+                                    default=exp.Literal.number(0)), expression=exp.Literal.number(0))
+    rows = ctx.query(render("verify/class_sizes", released_cells=released_cells, kept=kept,
+                            qis=[col(n) for n in names]))
+    return {int(size): int(n) for size, n in rows or []}
 
 
 def _statistics(stats: exp.Select, ctx: RunContext) -> dict[str, object]:
@@ -204,14 +234,18 @@ def judge(frag: Fragment, released: str, req: Requirement, ctx: RunContext, valu
         m.verdicts = [Verdict(c.name, True, "no rows released") for c in criteria]
 
 
-def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tuple[str, ...] = ()) -> Measurement:
+def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tuple[str, ...] = (),
+                  risk: bool = False) -> Measurement:
     """An existing table, anonymized by anyone, measured against ``req``: its classes over the
     fragment's quasi-identifiers and every criterion's verdict (``sqlanon check``). ``numbers``:
-    quasi-identifiers stored as numbers (compared as numbers, not byte for byte as text)."""
+    quasi-identifiers stored as numbers (compared as numbers, not byte for byte as text).
+    ``risk``: also count its classes' sizes (``Measurement.class_sizes``)."""
     m = Measurement()
     read = _reader(frag, frag.table, numbers, ctx)
-    released_cells, _, stats = _classes(frag, frag.table, req, ctx, numbers, read)
+    released_cells, names, stats = _classes(frag, frag.table, req, ctx, numbers, read)
     values = _statistics(stats, ctx)
+    if risk:
+        m.class_sizes = _class_sizes(frag, released_cells, names, numbers, ctx)
     if ctx.live:
         judge(frag, frag.table, req, ctx, values, m, read, numbers)
         m.rows_in = m.rows_released
