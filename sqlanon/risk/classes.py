@@ -1,8 +1,9 @@
 """The class-size frequency table, built in the database or from released rows.
 
 In the database: GROUP BY the quasi-identifiers, then GROUP BY class size (``risk/class_sizes``):
-only (size, number of classes) pairs come back. From rows that have already been released (a
-query's anonymized answer): the same count in Python.
+only (size, number of classes) pairs come back. Against a population table (``risk/journalist``):
+each class beside its size in the population, only (size, population size, classes) triples. From
+rows that have already been released (a query's anonymized answer): the same count in Python.
 """
 from __future__ import annotations
 
@@ -20,10 +21,8 @@ from sqlanon.sql.templates import col, render, table
 SUPPRESSED = "*"
 
 
-def class_sizes(db: Database, name: str, qis: Sequence[str], *, skip_suppressed: bool = False,
-                reading: Reading | None = None) -> dict[int, int]:
-    """{class size: classes} over ``qis`` of table ``name``. ``skip_suppressed``: leave out rows
-    whose quasi-identifiers are all '*' (suppressed records, which ARX ignores as well)."""
+def _table(db: Database, name: str, qis: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The table as the database spells it and its columns, every quasi-identifier among them."""
     spelled = db.spelling.get(name.lower())
     if spelled is None:
         raise PolicyError(f"no table {name!r} in the database")
@@ -33,11 +32,24 @@ def class_sizes(db: Database, name: str, qis: Sequence[str], *, skip_suppressed:
         raise PolicyError(f"table {spelled} has no column {', '.join(missing)}")
     if not qis:
         raise PolicyError("no quasi-identifiers to form classes over")
-    rows: exp.Expression | str = spelled
+    return spelled, columns
+
+
+def _rows(spelled: str, columns: dict[str, Any], qis: Sequence[str], skip_suppressed: bool) -> exp.Expression | str:
+    """The table, or its rows without the suppressed ones (every quasi-identifier '*')."""
     text = [q for q in qis if columns[q].family == "text"]
     if skip_suppressed and len(text) == len(qis):
         kept = exp.not_(exp.and_(*[exp.EQ(this=col(q), expression=exp.Literal.string(SUPPRESSED)) for q in qis]))
-        rows = exp.select("*").from_(table(spelled)).where(kept).subquery()
+        return exp.select("*").from_(table(spelled)).where(kept).subquery()
+    return spelled
+
+
+def class_sizes(db: Database, name: str, qis: Sequence[str], *, skip_suppressed: bool = False,
+                reading: Reading | None = None) -> dict[int, int]:
+    """{class size: classes} over ``qis`` of table ``name``. ``skip_suppressed``: leave out rows
+    whose quasi-identifiers are all '*' (suppressed records, which ARX ignores as well)."""
+    spelled, columns = _table(db, name, qis)
+    rows = _rows(spelled, columns, qis, skip_suppressed)
 
     def run(r: Reading) -> dict[int, int]:
         keys = [r.key(q, columns[q].family) for q in qis]
@@ -47,6 +59,29 @@ def class_sizes(db: Database, name: str, qis: Sequence[str], *, skip_suppressed:
         return run(reading)
     with Reading(db) as r:
         return run(r)
+
+
+def population_class_sizes(db: Database, name: str, population: str, qis: Sequence[str], *,
+                           skip_suppressed: bool = False) -> tuple[dict[tuple[int, int], int], int]:
+    """{(class size in ``name``, its size in ``population``): classes} over ``qis``, and the
+    population table's rows; a class ``population`` lacks has population size 0."""
+    spelled, columns = _table(db, name, qis)
+    whole, every = _table(db, population, qis)
+    names = [f"_k{i}" for i in range(len(qis))]
+    equal = [exp.NullSafeEQ(this=exp.column(n, table="s"), expression=exp.column(n, table="p")) for n in names]
+    matched: exp.Expression = equal[0]
+    for e in equal[1:]:
+        matched = exp.And(this=matched, expression=e)
+    with Reading(db) as r:
+        sample_keys = [r.key(q, columns[q].family) for q in qis]
+        population_keys = [r.key(q, every[q].family) for q in qis]
+        found = r.rows(render(
+            "risk/journalist", sample=_rows(spelled, columns, qis, skip_suppressed),
+            sample_keys=[exp.alias_(k, n) for k, n in zip(sample_keys, names)], sample_group=sample_keys,
+            population=whole, population_keys=[exp.alias_(k, n) for k, n in zip(population_keys, names)],
+            population_group=population_keys, matched=matched))
+        rows = r.one(exp.select(exp.Count(this=exp.Star())).from_(table(whole)))[0]
+    return {(int(size), int(p or 0)): int(n) for size, p, n in found}, int(rows or 0)
 
 
 def class_sizes_of_rows(rows: Sequence[Sequence[Any]], positions: Sequence[int], *,

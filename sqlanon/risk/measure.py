@@ -6,23 +6,36 @@ from typing import Any, Sequence
 from sqlanon.backends.connect import Database
 from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Policy
-from sqlanon.risk.classes import SUPPRESSED, class_sizes, class_sizes_of_rows
+from sqlanon.risk.classes import SUPPRESSED, class_sizes, class_sizes_of_rows, population_class_sizes
 from sqlanon.risk.report import RiskReport, assess
+from sqlanon.risk.sample import JournalistRisks, journalist_risks
 
 
 def table_risk(db: Database, name: str, qis: Sequence[str], *, release_of: str | None = None,
-               population: int | str | None = None, threshold: float | None = None) -> RiskReport:
+               population: int | str | None = None, threshold: float | None = None,
+               population_table: str | None = None) -> RiskReport:
     """Risk of table ``name`` over ``qis``, read as the pipeline's identity. ``release_of``: the
     table is a release of that protected table; its suppressed records (every quasi-identifier
-    '*') are left out, as ARX leaves them out."""
+    '*') are left out, as ARX leaves them out. ``population_table``: a table of the same
+    database that ``name`` is a sample of, with the same columns: the journalist's classes are
+    counted there (and the population's size is its rows unless ``population`` says)."""
     histogram = class_sizes(db, name, qis, skip_suppressed=release_of is not None)
+    journalist: JournalistRisks | None = None
+    if population_table is not None:
+        pairs, rows = population_class_sizes(db, name, population_table, qis, skip_suppressed=release_of is not None)
+        try:
+            journalist = journalist_risks(db.spelling.get(population_table.lower(), population_table), rows, pairs,
+                                          threshold)
+        except ValueError as e:
+            raise PolicyError(str(e)) from None
+        population = rows if population is None else population
     suppressed = None
     subject = f"table {name}"
     if release_of is not None:
         subject = f"release {name} (of {release_of})"
         total = class_sizes(db, name, qis)
         suppressed = _records(total) - _records(histogram)
-    return _assess(subject, qis, histogram, population, threshold, suppressed)
+    return _assess(subject, qis, histogram, population, threshold, suppressed, journalist=journalist)
 
 
 def rows_risk(subject: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], qis: Sequence[str], *,
@@ -46,12 +59,13 @@ def _records(histogram: dict[int, int]) -> int:
 
 
 def _assess(subject: str, qis: Sequence[str], histogram: dict[int, int], population: int | str | None,
-            threshold: float | None, suppressed: int | None, notes: tuple[str, ...] = ()) -> RiskReport:
+            threshold: float | None, suppressed: int | None, notes: tuple[str, ...] = (),
+            journalist: JournalistRisks | None = None) -> RiskReport:
     if suppressed:
         notes = (*notes, f"records whose quasi-identifiers are all '{SUPPRESSED}' are left out (suppressed)")
     try:
         return assess(subject, tuple(qis), histogram, population=population, threshold=threshold,
-                      suppressed=suppressed, notes=notes)
+                      suppressed=suppressed, notes=notes, journalist=journalist)
     except ValueError as e:
         raise PolicyError(str(e)) from None
 

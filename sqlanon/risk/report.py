@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlanon.risk.population import PopulationUniqueness, estimate, population_size
-from sqlanon.risk.sample import SampleRisks, distribution, sample_risks
+from sqlanon.risk.sample import JournalistRisks, SampleRisks, distribution, sample_risks
 
 
 @dataclass(frozen=True)
@@ -20,10 +20,17 @@ class RiskReport:
     #: records left out as suppressed (all quasi-identifiers '*'), in a release
     suppressed: int | None = None
     notes: tuple[str, ...] = field(default=())
+    #: journalist and marketer risk against a population table; None: the data are their own
+    #: population, and the journalist's figures are the prosecutor's
+    journalist: JournalistRisks | None = None
 
     def to_dict(self) -> dict:
+        sample = self.sample.to_dict()
+        if self.journalist is not None:
+            sample["journalist"] = self.journalist.to_dict()
+            sample["marketer"] = {"average": self.journalist.marketer}
         return {"subject": self.subject, "quasi_identifiers": list(self.quasi_identifiers),
-                **self.sample.to_dict(), "population_uniqueness": self.population.to_dict(),
+                **sample, "population_uniqueness": self.population.to_dict(),
                 "class_sizes": distribution(self.histogram),
                 "histogram": [[size, n] for size, n in sorted(self.histogram.items())],
                 **({"suppressed_records": self.suppressed} if self.suppressed is not None else {}),
@@ -35,16 +42,22 @@ class RiskReport:
                  f"{', '.join(self.quasi_identifiers)}"]
         if self.suppressed:
             lines.append(f"  ({self.suppressed:,} suppressed records left out: all their quasi-identifiers are '*')")
+        j = self.journalist
+        journalist = (f"  journalist risk   highest {_pct(s.highest)}, average {_pct(s.average)} "
+                      "(the data are their own population table, as in ARX without a research subset)") if j is None \
+            else (f"  journalist risk   highest {_pct(j.highest)}, average {_pct(j.average)} (1 / the class's size in "
+                  f"the population table {j.table}, {j.rows:,} records: the attacker does not know who is in the data)")
         lines += [
             f"  prosecutor risk   highest {_pct(s.highest)}, average {_pct(s.average)} "
             "(1 / class size: the attacker knows the person is in the data)",
-            f"  journalist risk   highest {_pct(s.highest)}, average {_pct(s.average)} "
-            "(the data are their own population table, as in ARX without a research subset)",
-            f"  marketer risk     {_pct(s.average)} (share of records re-identified on average)",
+            journalist,
+            f"  marketer risk     {_pct(s.average if j is None else j.marketer)} "
+            "(share of records re-identified on average)",
             f"  sample uniques    {s.uniques:,} records ({_pct(s.unique_share)}) alone in their class",
         ]
         if s.threshold is not None:
-            lines.append(f"  records at risk   {s.at_risk:,} with a risk above {_pct(s.threshold)}")
+            lines.append(f"  records at risk   {s.at_risk:,} with a risk above {_pct(s.threshold)}"
+                         + (f" (journalist: {j.at_risk:,})" if j is not None and j.at_risk is not None else ""))
         lines.append(f"  population uniques  {p.uniques:,.0f} of {p.population:,} ({_pct(p.share, 4)}), "
                      f"model {p.model} (Dankar et al.; sampling fraction {p.sampling_fraction:.3g})")
         lines.append("    " + ", ".join(f"{name} {_count(v)}" for name, v in
@@ -66,7 +79,7 @@ def _count(v: float | None) -> str:
 
 def assess(subject: str, quasi_identifiers: tuple[str, ...], histogram: dict[int, int], *,
            population: int | str | None = None, threshold: float | None = None, suppressed: int | None = None,
-           notes: tuple[str, ...] = ()) -> RiskReport:
+           notes: tuple[str, ...] = (), journalist: JournalistRisks | None = None) -> RiskReport:
     """The report from a class-size frequency table. ``population``: its size, one of ARX's
     regions ('usa', …) or None for ARX's default (a hundred times the records)."""
     records = sum(size * n for size, n in histogram.items())
@@ -74,4 +87,4 @@ def assess(subject: str, quasi_identifiers: tuple[str, ...], histogram: dict[int
     if size < records:
         raise ValueError(f"a population of {size:,} is smaller than the {records:,} records measured")
     return RiskReport(subject, quasi_identifiers, dict(sorted(histogram.items())), sample_risks(histogram, threshold),
-                      estimate(histogram, size), suppressed, notes)
+                      estimate(histogram, size), suppressed, notes, journalist)

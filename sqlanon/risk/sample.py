@@ -7,10 +7,12 @@ Probability of Re-identification"; ``RiskModelSampleRisks``, ``RiskModelSampleUn
 - prosecutor (the attacker knows the person is in the data): a record's risk is 1 / its class
   size; highest = 1 / the smallest class, average = classes / records (the share of records
   one could re-identify on average), lowest = 1 / the largest class;
-- journalist (the attacker does not know whether the person is in the data): the same with
-  class sizes counted in a population table; where none is given — ARX without a research
-  subset, and here — the data set is its own population table, so the figures are the
-  prosecutor's;
+- journalist (the attacker does not know whether the person is in the data): a record's risk
+  is 1 / the size of its class in a population table the data are a sample of (ARX's data set
+  with a research subset: ``journalist_risks``); highest = 1 / the smallest such size, average
+  = the larger of classes / Σ population sizes and Σ (class size / population size) / records.
+  Where no population table is given — ARX without a research subset — the data set is its own
+  population table, so the figures are the prosecutor's;
 - marketer (re-identify as many records as possible): classes / records, the average;
 - sample uniques: records alone in their class, and their share.
 
@@ -63,6 +65,48 @@ def sample_risks(histogram: dict[int, int], threshold: float | None = None) -> S
         at_risk = sum(size * count for size, count in histogram.items() if 1 / size > threshold)
     return SampleRisks(records, classes, 1 / min(histogram), classes / records, 1 / max(histogram),
                        histogram.get(1, 0), threshold, at_risk)
+
+
+@dataclass(frozen=True)
+class JournalistRisks:
+    """Journalist and marketer risk against a population table (``journalist_risks``)."""
+
+    #: the population table and its rows
+    table: str
+    rows: int
+    highest: float
+    average: float
+    #: Σ (class size / population size) / records: the marketer's expected share of re-identified records
+    marketer: float
+    #: records whose journalist risk (1 / population size) is above the threshold, when one is given
+    at_risk: int | None = None
+
+    def to_dict(self) -> dict:
+        out: dict = {"population_table": self.table, "population_records": self.rows, "highest": self.highest,
+                     "average": self.average}
+        if self.at_risk is not None:
+            out["records_at_risk"] = self.at_risk
+        return out
+
+
+def journalist_risks(table: str, rows: int, pairs: dict[tuple[int, int], int],
+                     threshold: float | None = None) -> JournalistRisks:
+    """From {(class size, its size in the population table): classes}, as ARX's
+    ``RiskModelSampleSummary`` computes them for a research subset. Every class must be in the
+    population at least as often as in the sample (it is part of it)."""
+    short = sum(n for (size, p), n in pairs.items() if p < size)
+    if short:
+        raise ValueError(f"{short:,} classes of the measured table are missing from the population table {table} or "
+                         "larger than there: the population table must hold every measured record (as ARX's data set "
+                         "holds its research subset), with the same values")
+    records = sum(size * n for (size, _), n in pairs.items())
+    if records == 0:
+        return JournalistRisks(table, rows, 0.0, 0.0, 0.0, 0 if threshold is not None else None)
+    classes = sum(pairs.values())
+    spread = sum(size / p * n for (size, p), n in pairs.items()) / records
+    average = max(classes / sum(p * n for (_, p), n in pairs.items()), spread)
+    at_risk = None if threshold is None else sum(size * n for (size, p), n in pairs.items() if 1 / p > threshold)
+    return JournalistRisks(table, rows, 1 / min(p for _, p in pairs), average, spread, at_risk)
 
 
 def distribution(histogram: dict[int, int]) -> list[dict]:
