@@ -6,20 +6,25 @@ with their rows: only ``sqlanon db downgrade`` does that, never the library.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 
 from sqlanon.backends.connect import Database
 from sqlanon.catalog.schema import Names
+from sqlanon.errors import BackendError
 from sqlanon.resources import data_dir
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 SCRIPTS = data_dir("migrations")
 
 
 def _config(conn: sa.Connection, names: Names) -> Config:
+    # Alembic is imported where a migration runs: importing it took 0.1 s of every command's start
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(SCRIPTS))
     cfg.attributes["connection"] = conn
@@ -33,6 +38,8 @@ def _connection(db: Database) -> sa.Connection:
 
 
 def upgrade(db: Database, revision: str = "head") -> str | None:
+    from alembic import command
+
     names = Names.of(db.backend)
     with _connection(db) as conn:
         if names.schema is not None:
@@ -44,6 +51,8 @@ def upgrade(db: Database, revision: str = "head") -> str | None:
 
 
 def downgrade(db: Database, revision: str) -> str | None:
+    from alembic import command
+
     names = Names.of(db.backend)
     with _connection(db) as conn:
         command.downgrade(_config(conn, names), revision)
@@ -52,18 +61,28 @@ def downgrade(db: Database, revision: str) -> str | None:
 
 
 def current(db: Database) -> str | None:
-    """The catalog's revision; None where there is no catalog."""
+    """The catalog's revision; None where there is no catalog. Every connect asks, so it is
+    read as Alembic's MigrationContext reads it (the version table, where it exists) without
+    importing Alembic."""
     names = Names.of(db.backend)
     with db.engine.connect() as conn:
-        ctx = MigrationContext.configure(conn, opts={"version_table": names.version_table,
-                                                     "version_table_schema": names.schema})
-        return ctx.get_current_revision()
+        if not sa.inspect(conn).has_table(names.version_table, schema=names.schema):
+            return None
+        version = sa.table(names.version_table, sa.column("version_num"), schema=names.schema)
+        found = [r[0] for r in conn.execute(sa.select(version.c.version_num))]
+    if len(found) > 1:
+        raise BackendError(f"the catalog's version table names {len(found)} revisions: {', '.join(found)}")
+    return found[0] if found else None
 
 
 def head() -> str:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(str(SCRIPTS)).get_current_head()
 
 
 def history() -> list[str]:
     """Every revision, newest first, with its message."""
+    from alembic.script import ScriptDirectory
+
     return [f"{s.revision}: {s.doc}" for s in ScriptDirectory(str(SCRIPTS)).walk_revisions()]
