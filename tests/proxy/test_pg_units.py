@@ -2,9 +2,12 @@
 values on the wire, and the gate's decisions as data (statement → what reaches the database)."""
 from __future__ import annotations
 
+import asyncio
 import struct
+from collections import deque
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import sqlglot
@@ -13,8 +16,11 @@ from hypothesis import strategies as st
 from psycopg.types.numeric import DecimalBinaryDumper
 
 from sqlanon.errors import QueryRejected
-from sqlanon.proxy.pg import catalog, codec, gate, values
+from sqlanon.parse import parse
+from sqlanon.proxy.pg import catalog, codec, extended, gate, values
 from sqlanon.proxy.pg.auth import AuthFailed, ScramClient, ScramServer
+from sqlanon.proxy.pg.extended import Statement, bound_sql
+from sqlanon.proxy.pg.session import PgSession
 from sqlanon.proxy.users import ScramVerifier
 
 PSQL_QUERIES = [q for q in (Path(__file__).parent / "fixtures" / "pg_catalog_psql.sql").read_text().split("-- next")
@@ -111,6 +117,45 @@ def test_substitution_is_by_tree_not_text():
     assert out.sql("postgres") == "SELECT a FROM t WHERE b = 'x'' OR ''1''=''1' AND c = 3 AND d = 'x'' OR ''1''=''1'"
     with pytest.raises(values.BadValue):
         values.substitute(sqlglot.parse_one("SELECT $3", read="postgres"), [])
+
+
+def test_a_prepared_statement_is_parsed_once_and_every_bind_gets_its_own_values(monkeypatch):
+    stmt = Statement("SELECT a FROM t WHERE b = $1", [values.INT4])
+    parses = []
+    monkeypatch.setattr(extended, "parse", lambda *a: parses.append(a) or parse(*a))
+
+    def bind(raw: bytes) -> codec.Bind:
+        return codec.Bind("", "", [0], [raw], [])
+
+    assert bound_sql(stmt, bind(b"3")) == "SELECT a FROM t WHERE b = 3"
+    assert bound_sql(stmt, bind(b"4")) == "SELECT a FROM t WHERE b = 4"
+    assert bound_sql(stmt, None) == "SELECT a FROM t WHERE b = CAST(NULL AS INT)"
+    assert len(parses) == 1 and stmt.tree is not None
+    assert stmt.tree.sql("postgres") == "SELECT a FROM t WHERE b = $1"  # never bound in place
+
+
+def test_a_cached_decision_holds_only_for_its_schema_and_policy(monkeypatch):
+    """The session remembers a statement's decision, but decides again once the schema was read
+    again or the policy is another: a stale pass-through must never outlive either."""
+    decided = []
+    monkeypatch.setattr(gate, "decide", lambda sql, session: decided.append(sql) or gate.Decision("relay", sql))
+    s = PgSession.__new__(PgSession)
+    s._cache, s.pending, s.skipping, s.backend = {}, deque(), False, None
+    s.front = SimpleNamespace(decide=None)
+    s.session = SimpleNamespace(db=SimpleNamespace(tables={}), policy=object())
+
+    async def decide_three_times() -> None:
+        for _ in range(3):
+            assert (await s.decide("SELECT 1")).sql == "SELECT 1"
+
+    asyncio.run(decide_three_times())
+    assert len(decided) == 1
+    s.session.policy = object()
+    asyncio.run(decide_three_times())
+    assert len(decided) == 2
+    s.session.db.tables = {}
+    asyncio.run(decide_three_times())
+    assert len(decided) == 3
 
 
 SESSION = [

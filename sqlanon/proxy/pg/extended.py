@@ -14,6 +14,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from sqlglot import exp
+
 from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.parse import parse
 from sqlanon.proxy.pg import codec, gate, values
@@ -30,6 +32,15 @@ if TYPE_CHECKING:
 class Statement:
     text: str
     types: list[int]
+    #: the text as parsed, once per prepared statement (``parsed``); never changed in place
+    tree: exp.Expression | None = None
+
+
+def parsed(stmt: Statement) -> exp.Expression:
+    """The prepared statement's parse tree: parsed at its first Bind or Describe, not at every one."""
+    if stmt.tree is None:
+        stmt.tree = parse(stmt.text, "postgres").tree
+    return stmt.tree
 
 
 @dataclass
@@ -43,7 +54,7 @@ def bound_sql(stmt: Statement, bind: codec.Bind | None) -> str:
     Describe of the statement); the text unchanged when it has none."""
     if "$" not in stmt.text and (bind is None or not bind.params):
         return stmt.text
-    tree = parse(stmt.text, "postgres").tree
+    tree = parsed(stmt)
     needed = max(values.parameter_count(tree), len(stmt.types))
     types = stmt.types + [0] * (needed - len(stmt.types))
     if bind is None:
@@ -54,7 +65,7 @@ def bound_sql(stmt: Statement, bind: codec.Bind | None) -> str:
                                   f"requires {needed}")
         formats = codec.formats_for(bind.param_formats, needed)
         literals = [values.literal(t, f, raw) for t, f, raw in zip(types, formats, bind.params)]
-    return write(values.substitute(tree, literals), "postgres")
+    return write(values.substitute(tree.copy(), literals), "postgres")
 
 
 @dataclass
@@ -150,7 +161,7 @@ class Extended:
         sql = await self.offload(bound_sql, stmt, None)
         decision = None if sql is None else await self.decide(sql)
         needed = None if decision is None else await self.offload(
-            lambda: max(values.parameter_count(parse(stmt.text, "postgres").tree), len(stmt.types))
+            lambda: max(values.parameter_count(parsed(stmt)), len(stmt.types))
             if "$" in stmt.text else len(stmt.types))
         if decision is None or needed is None:
             self.skipping = True

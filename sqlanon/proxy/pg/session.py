@@ -66,7 +66,8 @@ class PgSession(Extended, Client):
         self.pinned = False
         self.tx = b"I"
         self.key: tuple[int, int] | None = None
-        self._cache: dict[str, tuple[gate.Decision, object]] = {}
+        #: statement text → (decision, the schema and the policy it was made under)
+        self._cache: dict[str, tuple[gate.Decision, object, object]] = {}
         #: replies not yet handed to the transport (one write per batch)
         self.out = bytearray()
 
@@ -317,9 +318,11 @@ class PgSession(Extended, Client):
     async def decide(self, sql: str) -> gate.Decision | None:
         """The gate's decision, or None after an ErrorResponse has been written."""
         assert self.session is not None
-        tables = self.session.db.tables
+        # a decision holds for this client's identity (its session), this policy and this schema
+        # (refresh_schema replaces the tables): any of them changed, the statement is decided again
+        tables, policy = self.session.db.tables, self.session.policy
         hit = self._cache.get(sql)
-        if hit is not None and hit[1] is tables:
+        if hit is not None and hit[1] is tables and hit[2] is policy:
             return hit[0]
         if not await self.settled():
             return None
@@ -334,7 +337,7 @@ class PgSession(Extended, Client):
             return None
         if len(self._cache) >= CACHE_SIZE:
             self._cache.pop(next(iter(self._cache)))
-        self._cache[sql] = (decision, tables)
+        self._cache[sql] = (decision, tables, policy)
         return decision
 
     def refuse_internal(self, sql: str, e: Exception) -> None:
