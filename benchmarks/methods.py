@@ -17,10 +17,17 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
 - ``slicing_l3``: slicing with sensitive occupation, k=5, l=3, against a client-side slicing in
   the same run (fetch, sort, the same number of buckets, pandas shuffles per column group);
 - ``global_k5`` and ``global_k10``: global (full-domain) recoding, k=5 and k=10, 4 % suppression
-  limit, ARX's loss (issue 23); the report's notes give the lattice search.
+  limit, ARX's loss (issue 23); the report's notes give the lattice search;
+- ``answer`` (``--methods answer``): a whole released table as the answer (``SELECT *``, Mondrian
+  k=5, every row released), read by ``execute`` (all rows in a list) and by ``stream`` (a batch at
+  a time), and a stream closed after its first row: the client's peak memory, the time to the
+  first row and to the last (issue 24).
+
+Peak memory is the measuring process's own high-water mark of resident memory (``VmHWM`` in
+/proc/self/status): ``ru_maxrss`` would start at the parent's peak, which a forked child inherits.
 
 Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
-        [--methods alpha_k,mondrian,sabre,slicing,global] [--skip-client] [--json out.json]
+        [--methods alpha_k,mondrian,sabre,slicing,global,answer] [--skip-client] [--json out.json]
         [--repeat N]   (N warm runs of each sqlanon configuration in one process; the fastest
                         is reported, all in "walls")
 Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local servers as the tests
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -250,8 +258,55 @@ def measure_client_slicing(url: str, table: str, buckets: int) -> dict:
             "rows_in": len(out), "peak_rss_mb": _rss()}
 
 
+#: the answers ``--methods answer`` reads: all rows in a list, a batch at a time, the first only
+ANSWER_MODES = ("execute", "stream", "first_row")
+
+
+def measure_answer(url: str, table: str, hdir: str, mode: str) -> dict:
+    """A released table as the answer (Mondrian, k=5, nothing withheld: every row comes back):
+    the time until the first row is in hand, until the last, and the client's peak memory."""
+    import sqlanon
+
+    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, "occupation",
+                 {"method": "mondrian", "k": 5, "max_suppression": 0})
+    login, reader = restricted(url, pol)
+    with sqlanon.connect(login, pol, reader_role=reader) as db:
+        connected = _rss()
+        t0 = time.perf_counter()
+        if mode == "execute":
+            res = db.execute("SELECT * FROM " + table)
+            first = time.perf_counter() - t0
+            rows, report = len(res.rows), res.report
+        else:
+            streamed = db.stream("SELECT * FROM " + table)
+            report, it = streamed.report, iter(streamed)
+            next(it)
+            first = time.perf_counter() - t0
+            rows = 1
+            if mode == "stream":
+                rows += sum(1 for _ in it)
+            closing = time.perf_counter()
+            streamed.close()
+            closed = time.perf_counter() - closing
+        total = time.perf_counter() - t0
+    out = {"mode": mode, "rows": rows, "first_row": round(first, 3), "total": round(total, 3),
+           "pipeline": round(sum(v for k, v in report.seconds.items() if k != "finish"), 3),
+           "peak_rss_mb": _rss(), "rss_connected_mb": connected}
+    if mode == "first_row":
+        out["close"] = round(closed, 3)  # what stopping after the first row cost
+    return out
+
+
 def _rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    """This process's peak resident memory in MB: its own (VmHWM), not the parent's, which a
+    forked child's ru_maxrss starts from."""
+    try:
+        found = re.search(r"^VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
+    except OSError:
+        found = None
+    if found is None:  # not Linux
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return int(found.group(1)) // 1024
 
 
 def backend_url(backend: str, sqlite_file: Path, stops: list) -> str:
@@ -301,6 +356,9 @@ def main() -> None:
         if kind == "sqlanon":
             url, table, hdir, sens, privacy = rest
             print(json.dumps(measure_sqlanon(url, table, hdir, sens, json.loads(privacy))))
+        elif kind == "answer":
+            url, table, hdir, mode = rest
+            print(json.dumps(measure_answer(url, table, hdir, mode)))
         elif kind == "client_slicing":
             url, table, buckets = rest
             print(json.dumps(measure_client_slicing(url, table, int(buckets))))
@@ -329,6 +387,8 @@ def main() -> None:
             configs = {name: privacy for m in methods for name, privacy in PARTITIONS.get(m, {}).items()}
             for name, privacy in configs.items():
                 row[name] = child("sqlanon", url, table, hdir, "occupation", json.dumps(privacy))
+            if "answer" in methods:
+                row["answer"] = {mode: child("answer", url, table, hdir, mode) for mode in ANSWER_MODES}
             if not a.skip_client:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")

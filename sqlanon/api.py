@@ -25,7 +25,8 @@ from sqlanon.dp import Spend, spent_note
 from sqlanon.dp.synthesize import Synthesized, synthesize
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run
+from sqlanon.finish.stream import BATCH, Streamed
+from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run, stream
 from sqlanon.plan import Plan
 from sqlanon.plan.explain import Explanation
 from sqlanon.policy import Policy, load_policy
@@ -89,7 +90,43 @@ class Session:
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
             raise
-        r = result.report
+        self._answered(result.report)
+        self._recorded(sql, result.report, t0, len(result.rows))
+        return result
+
+    def stream(self, sql: str, *, size: int = BATCH, k: int | None = None, alpha: float | None = None,
+               l: int | None = None, t: float | None = None, method: str | None = None,  # noqa: E741
+               progress: Callable[[str], None] | None = None, risk: bool = False,
+               population: int | str | None = None) -> Streamed:
+        """``execute``, but the answer's rows are read from the database as they are iterated or
+        fetched (``fetchmany``), ``size`` at a time — a named cursor on PostgreSQL, an unbuffered
+        one on MariaDB, SQLite's own — so that the client holds one batch, never the whole answer.
+        Everything before the first row is as in ``execute``: the release is verified in the
+        database, and a refusal raised, before this returns. The run's connection and temp tables
+        are held until the last row is read or the answer is closed (``with``, ``close()``, or
+        dropping it), then dropped; the audit log counts the rows read."""
+        self.last_temp_tables = []
+        t0 = time.perf_counter()
+        try:
+            with translated(self.db.backend):
+                result = stream(self.db, self.policy, sql, size,
+                                overrides=Overrides(k, alpha, l, t, method, risk, population),
+                                created=self.last_temp_tables, progress=progress, guard=self._guard(),
+                                spend=self._spend())
+        except SqlanonError as e:
+            self._record(sql, e, time.perf_counter() - t0)
+            raise
+        try:
+            self._answered(result.report)
+        except BaseException:
+            result.close()
+            raise
+        report = result.report  # not the answer itself: a reader that drops it ends the run at once
+        result.rows.on_close = lambda n, _complete: self._recorded(sql, report, t0, n)
+        return result
+
+    def _answered(self, r: Report) -> None:
+        """An answer's notes and its entry in the release log, before its rows are handed over."""
         if not self.db.enforced:
             r.notes.append(UNENFORCED)
             if not self._warned:
@@ -99,10 +136,11 @@ class Session:
             r.notes.append(NO_CATALOG)
         with translated(self.db.backend):
             self._log_release(r)
+
+    def _recorded(self, sql: str, r: Report, t0: float, rows: int) -> None:
         self.record(sql, "passed" if r.table is None else "anonymized", table=r.table,
                     method=None if r.table is None else r.method, seconds=time.perf_counter() - t0,
-                    rows=len(result.rows), message=spent_note(r))
-        return result
+                    rows=rows, message=spent_note(r))
 
     def record(self, sql: str, decision: str, *, failing: bool = False, **fields: Any) -> None:
         """One audit event for ``sql`` under this session's client (front-ends that relay
@@ -270,13 +308,16 @@ class Session:
 
     def risk(self, table: str | None = None, *, query: str | None = None, release_of: str | None = None,
              qi: list[str] | None = None, population: int | str | None = None,
-             threshold: float | None = None) -> RiskReport:
+             threshold: float | None = None, population_table: str | None = None) -> RiskReport:
         """Re-identification risk (ARX's prosecutor, journalist and marketer risk, sample and
         population uniqueness) of ``table`` — a protected table or a stored release of
         ``release_of`` — over the policy's quasi-identifiers, from a class-size frequency table
         built in the database; or of ``query``'s anonymized answer, on the rows it released.
-        ``population``: its size, an ARX region ('usa', …), or None (a hundred times the rows)."""
+        ``population``: its size, an ARX region ('usa', …), or None (a hundred times the rows;
+        the rows of ``population_table``, a table ``table`` is a sample of, in which the
+        journalist's classes are counted)."""
         if query is not None:
+            _no_population_table(population_table)
             result = self.execute(query)
             source = result.report.table
             qis = qi or (policy_quasi_identifiers(self.policy, source)[0] if source else [])
@@ -286,7 +327,8 @@ class Session:
             raise PolicyError("risk of what: name a table or give a query")
         if qi is None:
             qi, release_of = policy_quasi_identifiers(self.policy, table, release_of)
-        return table_risk(self.db, table, qi, release_of=release_of, population=population, threshold=threshold)
+        return table_risk(self.db, table, qi, release_of=release_of, population=population, threshold=threshold,
+                          population_table=population_table)
 
     def explain(self, sql: str, *, k: int | None = None, alpha: float | None = None, l: int | None = None,  # noqa: E741
                 t: float | None = None, method: str | None = None, analyze: bool = False,
@@ -397,12 +439,13 @@ def discover(url: str, table: str, *, max_size: int = 4, threshold: float = 0.95
 
 def risk(url: str, table: str | None = None, policy: str | Path | dict | Policy | None = None, *,
          query: str | None = None, release_of: str | None = None, qi: list[str] | None = None,
-         population: int | str | None = None, threshold: float | None = None,
+         population: int | str | None = None, threshold: float | None = None, population_table: str | None = None,
          reader_role: str = DEFAULT_READER, unrestricted: bool = False) -> RiskReport:
     """``Session.risk`` in one call. A table is read under ``reader_role`` (``qi`` or the
     policy's quasi-identifiers); a ``query`` runs through a session of ``connect`` like any
     other, as the login of ``url``, and is measured on the rows it released."""
     if query is not None:
+        _no_population_table(population_table)
         with connect(url, policy, catalog=None, reader_role=reader_role, unrestricted=unrestricted) as s:
             return s.risk(query=query, qi=qi, population=population, threshold=threshold)
     if table is None:
@@ -413,6 +456,13 @@ def risk(url: str, table: str | None = None, policy: str | Path | dict | Policy 
         qi, release_of = policy_quasi_identifiers(load_policy(policy), table, release_of)
     db = open_database(url, reader=reader_role)
     try:
-        return table_risk(db, table, qi, release_of=release_of, population=population, threshold=threshold)
+        return table_risk(db, table, qi, release_of=release_of, population=population, threshold=threshold,
+                          population_table=population_table)
     finally:
         db.dispose()
+
+
+def _no_population_table(population_table: str | None) -> None:
+    if population_table is not None:
+        raise PolicyError("a population table measures a stored table (its classes are matched in the database), "
+                          "not a query's answer: materialize the release and measure it")

@@ -94,6 +94,9 @@ class RunContext:
     _session: int | None = None
     #: what became of the temp tables when the run ended: dropped, or ended with the session
     ended_session: bool = False
+    #: the answer being streamed (``stream``): the backend's cursor context, left first when
+    #: the run ends
+    _stream: Any = None
 
     @property
     def backend(self) -> Backend:
@@ -151,6 +154,7 @@ class RunContext:
             return
         try:
             try:
+                self._close_stream()
                 self._leave_pipeline(failing)
             finally:
                 if failing:
@@ -201,6 +205,7 @@ class RunContext:
     def _release(self, invalidate: bool) -> None:
         """Hand the connection back to the pool (``invalidate``: closed, never reused)."""
         conn, sa_conn, self._conn, self._sa = self._conn, self._sa, None, None
+        self._stream = None  # left above, or given up with the connection
         if conn is None:
             return
         if self._pipeline is not None:
@@ -420,6 +425,30 @@ class RunContext:
             return None
         return cur
 
+    def stream(self, statement: Build, size: int) -> Any:
+        """Run the answer's statement; returns a cursor that fetches its rows from the database as
+        they are read, ``size`` at a time (Backend.stream), open until the run ends — which
+        closes it before the temp tables it reads are dropped. None in a static explain."""
+        sql = self._sql(statement, None)
+        self.statements.append(Statement(self.stage, sql))
+        if self.progress is not None:
+            self.progress(f"{self.stage}: statement {len(self.statements)}")
+        if not self.live:
+            return None
+        self._leave_pipeline(failing=False)  # the answer is read as it comes, not as a pipeline's
+        stream = self.backend.stream(self._conn, sql, size)
+        try:
+            cur = stream.__enter__()
+        except Exception as e:  # every driver has its own error tree
+            raise self._refused(e) from e
+        self._stream = stream
+        return cur
+
+    def _close_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.__exit__(None, None, None)
+
     def write_ahead(self, statement: exp.Expression) -> Written:
         """The statement's text now, to be sent later by ``execute`` or ``query``: in pipeline
         mode, writing it then overlaps the statements still running."""
@@ -482,6 +511,13 @@ class RunContext:
     def run(self, statement: exp.Expression) -> None:
         """Run a statement whose answer nobody reads."""
         self._send(self._sql(statement, None), wait=False)
+
+    def analyze(self, name: str, *columns: str) -> None:
+        """Give the planner the statistics of the join columns of a small pipeline table that
+        later statements join to the full rows, where the database needs them (Backend.analyze)."""
+        statement = self.backend.analyze(name, list(columns))
+        if statement is not None:
+            self.run_text(statement)
 
     def run_text(self, statement: str) -> None:
         """Run a statement the backend wrote (a role or grant statement sqlglot does not model)."""

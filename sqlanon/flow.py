@@ -8,7 +8,7 @@ code without sending anything: the statements of the first search round, as ``ex
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
@@ -24,6 +24,7 @@ from sqlanon.dp import Spend, respond
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
 from sqlanon.finish.store import Store, Target
+from sqlanon.finish.stream import Row, Rows, Streamed
 from sqlanon.parse import Parsed, parse
 from sqlanon.plan import Plan, count_statement, plan
 from sqlanon.policy.model import Overrides, Policy, Requirement
@@ -85,8 +86,23 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
     ``spend`` reserves a differentially private answer's ε in the catalog's ledger (sqlanon.dp).
     ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
     with _understood(db):
-        return _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
-                    progress=progress, into=into, guard=guard, spend=spend)
+        result, ctx, chosen = _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
+                                   progress=progress, into=into, guard=guard, spend=spend)
+    assert isinstance(result, Result)
+    return result, ctx, chosen
+
+
+def stream(db: Database, policy: Policy, sql: str, size: int, *, overrides: Overrides = Overrides(),
+           created: list[str] | None = None, progress: Callable[[str], None] | None = None,
+           guard: Guard | None = None, spend: Spend | None = None) -> Streamed:
+    """``run``, the answer read from the database ``size`` rows at a time as its reader asks
+    (finish/stream.py): the same stages, the release verified before the answer's statement
+    runs; the run ends when the rows are read or closed."""
+    with _understood(db):
+        result, _, _ = _run(db, policy, sql, overrides=overrides, live=True, timed=False, created=created,
+                            progress=progress, into=None, guard=guard, spend=spend, stream=size)
+    assert isinstance(result, Streamed)
+    return result
 
 
 def _name(method: Method) -> str:
@@ -101,24 +117,26 @@ def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
 
 def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
          created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
-         guard: Guard | None, spend: Spend | None = None) -> tuple[Result, RunContext, Plan | None]:
+         guard: Guard | None, spend: Spend | None = None,
+         stream: int | None = None) -> tuple[Result | Streamed, RunContext, Plan | None]:
     t0 = time.perf_counter()
     parsed, analysis = _analyze(db, policy, sql)
     front = time.perf_counter() - t0
     # a pass-through runs as the login, which cannot read a protected table (sqlanon.access)
-    with RunContext(db, live=live, timed=timed, created=[] if created is None else created,
-                    progress=progress, restricted=analysis.policy is None) as ctx, \
-            _storing(into, analysis, ctx) as store:
+    # a streamed answer takes the run over (_handed): it ends when the rows are read or closed
+    with ExitStack() as run:
+        ctx = run.enter_context(RunContext(db, live=live, timed=timed, created=[] if created is None else created,
+                                           progress=progress, restricted=analysis.policy is None))
+        store = run.enter_context(_storing(into, analysis, ctx))
         ctx.timings["parse+analyze"] = front
         if analysis.policy is None:
             with ctx.in_stage("passthrough"):
                 # the statement as parsed, not as qualified: qualification names unaliased
                 # columns _col_0, … where the database would name them itself
-                cur = ctx.execute(parsed.tree)
-                columns, rows = _fetch(cur)
+                columns, rows = _answer(ctx, parsed.tree, stream)
             report = Report(table=None, method="none", rule="no protected table",
                             statements=len(ctx.statements), seconds=dict(ctx.timings))
-            return Result(columns, rows, report), ctx, None
+            return _handed(columns, rows, report, run, stream), ctx, None
         req = _requirement(analysis, overrides)
         with ctx.in_stage("plan"):
             chosen = plan(analysis, req, db, lambda: _count(analysis, ctx))
@@ -126,8 +144,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             assert req.dp is not None
             if into is not None:
                 raise QueryRejected("stored release under differential privacy", "a stored release is of rows")
-            columns, rows, report = respond(analysis, req.dp, chosen.rule, ctx, spend)
-            return Result(columns, rows, report), ctx, chosen
+            columns, dp_rows, report = respond(analysis, req.dp, chosen.rule, ctx, spend)
+            return _handed(columns, dp_rows, report, run, stream), ctx, chosen
         method = REGISTRY[chosen.method](req)
         recoder = store.into.recoder if store is not None else None
         with ctx.in_stage("pushdown"):
@@ -192,8 +210,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             if into is None:
                 finish = remainder(analysis, release.table, req.k, release.aggregated)
                 ctx.relinquish([release.table])
-                cur = ctx.execute(finish)
-                columns, rows = _fetch(cur)
+                columns, rows = _answer(ctx, finish, stream)
             else:
                 assert store is not None
                 store.write(frag, release.table, ctx)
@@ -231,7 +248,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             with ctx.in_stage("commit"):
                 store.commit(report, ctx)
             report.seconds = dict(ctx.timings)
-        return Result(columns, rows, report), ctx, chosen
+        return _handed(columns, rows, report, run, stream), ctx, chosen
 
 
 @contextmanager
@@ -344,7 +361,6 @@ def _risk(frag: Fragment, m: Measurement, overrides: Overrides) -> dict[str, Any
                     suppressed=m.rows_released - sum(size * n for size, n in m.class_sizes.items()))
 
 
-
 def choose(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overrides()) -> Plan | None:
     """The method the query would be anonymized with, and why (None: it passes through); runs
     nothing but the selection's COUNT(*) that the decision algorithm reads."""
@@ -378,6 +394,28 @@ def _levels(frag: Fragment, histogram: dict[str, dict[int, int]],
             continue
         out[q.column] = {f"{lv} ({q.hierarchy.describe(lv)})": n for lv, n in sorted(histogram.get(q.column, {}).items())}
     return out
+
+
+def _answer(ctx: RunContext, statement: exp.Expression, stream: int | None) -> tuple[list[str], list[Row] | Rows]:
+    """The answer's columns and rows: all of them read now, or (``stream``: a batch size) a
+    cursor's to be read as the reader asks."""
+    if stream is None:
+        return _fetch(ctx.execute(statement))
+    cur = ctx.stream(statement, stream)
+    columns = [d[0] for d in cur.description] if cur is not None and cur.description else []
+    return columns, Rows(cur, ctx.backend, stream)
+
+
+def _handed(columns: list[str], rows: list[Row] | Rows, report: Report, run: ExitStack,
+            stream: int | None) -> Result | Streamed:
+    """The answer; a streamed one takes the run over from ``run``: its rows end it."""
+    if stream is None:
+        assert isinstance(rows, list)
+        return Result(columns, rows, report)
+    if isinstance(rows, list):  # read already (a differentially private answer): the run ends now
+        return Streamed(columns, Rows.of(rows), report)
+    rows.hold(run.pop_all())
+    return Streamed(columns, rows, report)
 
 
 def _fetch(cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -5,8 +5,8 @@ other module asks which database it talks to: it asks the backend for a flag or 
 """
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any, ClassVar
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, ClassVar, Iterator
 
 from sqlglot import exp
 
@@ -63,6 +63,8 @@ class Backend:
     #: CREATE TABLE, CREATE VIEW, CREATE INDEX and GRANT take part in a transaction, so that a
     #: stored release is made in one (MariaDB and MySQL commit before and after each of them)
     transactional_ddl: ClassVar[bool] = True
+    #: the database can keep sqlanon's catalog (keys, transactions, row writes; not Spark)
+    keeps_catalog: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -158,6 +160,13 @@ class Backend:
         """``statement`` (generated SQL) as run with hash joins only, where the database lets a
         statement say so: for joins the planner cannot estimate (see ``loop``)."""
         return statement
+
+    def analyze(self, name: str, columns: list[str]) -> str | None:
+        """The statement (sqlglot does not model it) that gives the planner the statistics of
+        ``columns`` of pipeline table ``name``, or None where it plans as well without them.
+        Asked for small tables that later statements join to the full rows (the cells), on the
+        join columns, never for the rows themselves."""
+        return None
 
     # -- who may read what (backends/access.py) ------------------------------------------------
     #: the database checks privileges per role, and a session can take one on and off (SET
@@ -263,6 +272,19 @@ class Backend:
         database runs this one (RunContext); None where every statement waits. Inside it, the
         statements up to each ``sync()`` of the object it yields run as one transaction."""
         return None
+
+    @contextmanager
+    def stream(self, connection: Any, sql: str, size: int) -> Iterator[Any]:
+        """A cursor that has run ``sql`` (a generated query) on ``connection`` and hands its rows
+        over as they are fetched, ``size`` at a time, instead of holding the whole answer in the
+        client; leaving the context closes it, read to the end or not. SQLite's own cursor steps
+        through the rows as they are fetched."""
+        cur = connection.cursor()
+        try:
+            cur.execute(sql)
+            yield cur
+        finally:
+            cur.close()
 
     def temp_table_exists(self, cursor: Any, name: str) -> bool:
         """Whether this session still holds ``name`` (hygiene checks; MariaDB lists no temp tables)."""

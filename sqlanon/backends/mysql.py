@@ -9,7 +9,8 @@ There is no MariaDB dialect in sqlglot; both use ``mysql``. Differences that mat
 from __future__ import annotations
 
 import re
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from sqlglot import exp
 
@@ -145,6 +146,20 @@ class MySQLBackend(Backend):
 
     def end_session(self, session: int) -> exp.Expression | None:
         return exp.Kill(this=exp.Literal.number(session), kind="CONNECTION")
+
+    @contextmanager
+    def stream(self, connection: Any, sql: str, size: int) -> Iterator[Any]:
+        # PyMySQL's default cursor reads the whole answer before the first row (1 M rows:
+        # 662 MB); SSCursor reads rows off the socket as they are fetched. Until it is closed
+        # the connection carries no other statement; closing it early reads the rest unparsed.
+        import pymysql.cursors
+
+        cur = connection.driver_connection.cursor(pymysql.cursors.SSCursor)
+        try:
+            cur.execute(sql)
+            yield cur
+        finally:
+            cur.close()
 
     def _lock_name(self, key: str) -> exp.Expression:
         # lock names are the server's, not the database's, and at most 64 characters long

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from contextlib import AbstractContextManager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Iterator
 
 import psycopg
 from sqlglot import exp
@@ -130,6 +130,13 @@ class PostgresBackend(Backend):
         after = "".join(f"PERFORM set_config('{o}', {v}, false); " for v, o in zip(saved, off))
         return f"DO {_TAG}{'DECLARE ' + declare if off else ''}BEGIN {before}{text} {after}END{_TAG}"
 
+    def analyze(self, name: str, columns: list[str]) -> str | None:
+        # Autovacuum never analyzes temp tables. Without statistics the planner took Mondrian's
+        # 23,736 cells joined to their labels for 1.3 M rows and merge-joined the 1 M rows after
+        # two sorts (the release at 1 M rows: 0.82 s; with the join columns analyzed, hashed:
+        # 0.24 s). Only the join columns: all forty of the cells took 0.15 s.
+        return f"ANALYZE {self.ident(name)} ({', '.join(self.ident(c) for c in columns)})"
+
     def session_setup(self, cursor: Any) -> None:
         # Standard strings are what sqlglot writes; a server default of off would change them.
         cursor.execute("SET standard_conforming_strings = on")
@@ -210,6 +217,21 @@ class PostgresBackend(Backend):
 
     def unlock(self, key: str) -> exp.Select | None:
         return exp.select(exp.Anonymous(this="pg_advisory_unlock", expressions=self._lock_key(key)))
+
+    @contextmanager
+    def stream(self, connection: Any, sql: str, size: int) -> Iterator[Any]:
+        # psycopg's client-side cursor holds the whole answer (1 M rows: 836 MB); a named cursor
+        # (DECLARE, then FETCH ``size`` rows at a time) holds one batch. It lives in a
+        # transaction; the run's temp tables are the session's and outlive it.
+        conn = connection.driver_connection
+        with conn.transaction():
+            cur = conn.cursor(name=f"sqlanon_{secrets.token_hex(4)}")
+            cur.itersize = size
+            try:
+                cur.execute(sql)
+                yield cur
+            finally:
+                cur.close()
 
     def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
         # psycopg's pipeline mode: writing the statements of a query on Adult takes ~40 ms of

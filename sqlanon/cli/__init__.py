@@ -3,8 +3,9 @@
 Every failure ends the command with one line on stderr, ``error: <cause>``, and an exit code:
 2 for a refusal, a rejection or any other error, 3 when the database failed the command for
 now (the connection was lost, another connection holds a lock: the same command may succeed
-later), 130 on an interrupt (Ctrl-C, SIGINT), 143 on SIGTERM. No traceback, no class of a
-library: ``SQLANON_DEBUG=1`` shows the traceback of an unexpected error.
+later), 130 on an interrupt (Ctrl-C, SIGINT), 143 on SIGTERM, 141 when the reader of the rows
+went away (a pipe into ``head``: the rows stop, the run ends as after close). No traceback, no
+class of a library: ``SQLANON_DEBUG=1`` shows the traceback of an unexpected error.
 """
 from __future__ import annotations
 
@@ -26,13 +27,13 @@ import click
 from sqlanon import api
 from sqlanon.access import DEFAULT_READER
 from sqlanon.backends.faults import fault
-from sqlanon.errors import ConnectionLost, DatabaseLocked, Interrupted, SqlanonError
+from sqlanon.errors import ConnectionLost, DatabaseLocked, Interrupted, QueryRejected, SqlanonError
 from sqlanon.policy.model import METHODS
 from sqlanon.risk.headline import headline_lines
 from sqlanon.risk.population import REGIONS
 
 #: exit codes besides 0 (success) and 1 (``check``: a model fails)
-REFUSED, TRANSIENT, INTERRUPTED, TERMINATED = 2, 3, 130, 143
+REFUSED, TRANSIENT, INTERRUPTED, TERMINATED, PIPE_CLOSED = 2, 3, 130, 143, 141
 
 
 def access() -> dict[str, Any]:
@@ -168,7 +169,8 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 
 @main.command()
 @query_options
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]), default="table",
+              help="csv, json and jsonl (one JSON object per row) are written as the rows arrive")
 @click.option("--no-report", is_flag=True, help="print only the rows")
 @risk_option
 @population_option
@@ -176,26 +178,59 @@ def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | 
           t_value: float | None, method: str | None, fmt: str, no_report: bool, risk: bool,
           population: int | str | None) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
+    asked: dict[str, Any] = dict(k=k, alpha=alpha, l=l_value, t=t_value, method=method, risk=risk,
+                                 population=population)
     try:
-        with _progress() as progress, _connect(url, policy) as s:
-            res = s.execute(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, progress=progress,
-                            risk=risk, population=population)
+        with _connect(url, policy) as s:
+            if fmt != "table":
+                # the release is verified (or refused) before the first row; then the rows are
+                # written as the database hands them over, a batch at a time
+                with _progress() as progress:
+                    streamed = s.stream(sql, progress=progress, **asked)
+                try:
+                    with streamed:
+                        _write(fmt, streamed, no_report)
+                except BrokenPipeError:
+                    # nobody reads stdout any more: no more rows, and nothing left to flush at exit
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                    sys.exit(PIPE_CLOSED)
+                return
+            with _progress() as progress:  # a table's widths need every row
+                res = s.execute(sql, progress=progress, **asked)
     except SqlanonError as e:
         _fail(e)
-    if fmt == "json":
-        click.echo(json.dumps({"columns": res.columns, "rows": [list(r) for r in res.rows],
-                               "report": res.report.to_dict()}, default=str, indent=2))
-        return
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(res.columns)
-        w.writerows(res.rows)
-        click.echo(buf.getvalue(), nl=False)
-    else:
-        click.echo(_table(res.columns, res.rows))
+    click.echo(_table(res.columns, res.rows))
     if not no_report:
-        click.echo(str(res.report), err=fmt == "csv")
+        click.echo(str(res.report))
+
+
+def _write(fmt: str, res: api.Streamed, no_report: bool) -> None:
+    """Rows to stdout as they arrive: CSV, one JSON document (columns and report first, rows
+    last), or JSON lines; the report of CSV and JSON lines goes to stderr."""
+    out = click.get_text_stream("stdout")
+    if fmt == "jsonl" and len(set(res.columns)) < len(res.columns):
+        raise QueryRejected("--format jsonl with columns of the same name", "give each column its own alias")
+    if fmt == "json":
+        out.write(f'{{"columns": {json.dumps(res.columns)}, "report": '
+                  f'{json.dumps(res.report.to_dict(), default=str, indent=2)}, "rows": [')
+    elif fmt == "csv":
+        csv.writer(out).writerow(res.columns)
+    first = True
+    while batch := res.fetchmany():
+        buf = io.StringIO()
+        if fmt == "csv":
+            csv.writer(buf).writerows(batch)
+        elif fmt == "jsonl":
+            buf.writelines(json.dumps(dict(zip(res.columns, r)), default=str) + "\n" for r in batch)
+        else:
+            buf.write(("\n" if first else ",\n") + ",\n".join(json.dumps(list(r), default=str) for r in batch))
+        first = False
+        out.write(buf.getvalue())
+        out.flush()
+    if fmt == "json":
+        out.write("]}\n")
+    elif not no_report:
+        click.echo(str(res.report), err=True)
 
 
 @main.command()
