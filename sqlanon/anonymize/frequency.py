@@ -76,6 +76,7 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) ->
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))
+    ctx.analyze(cells, "cell", "k")  # joined to the full rows by the release
     # the largest codes from the few domain rows, and where the key is a hash its check: grouped
     # on the key alone, the cells cannot show a key twice
     shared = exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(

@@ -222,6 +222,8 @@ class Mondrian:
         shared, labels, levels = class_labels(hs, be)
         labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes,
                                                     cells=freq.cells, shared=shared, labels=labels, levels=levels))
+        ctx.analyze(parts, "cell", "pid")  # joined to the full rows by the release
+        ctx.analyze(labelled, "pid")
         columns = []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
