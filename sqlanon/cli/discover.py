@@ -55,16 +55,20 @@ def discover_cmd(table: str, url: str, max_size: int, threshold: float, qi: str 
 @click.option("--qi", default=None, help="comma-separated quasi-identifiers instead of the policy's")
 @click.option("--population", default=None, callback=population,
               help="the population's size, or an ARX region (usa, uk, germany, …); default: 100 × the rows")
+@click.option("--population-table", default=None,
+              help="a table of the database that TABLE is a sample of (same columns): journalist risk counts "
+                   "each class there, and its rows are the population unless --population says")
 @click.option("--threshold", type=SHARE, default=None, help="also count the records whose risk is above this")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def risk_cmd(table: str | None, url: str, policy: str | None, query: str | None, release_of: str | None,
-             qi: str | None, population: int | str | None, threshold: float | None, fmt: str) -> None:
+             qi: str | None, population: int | str | None, population_table: str | None, threshold: float | None,
+             fmt: str) -> None:
     """Re-identification risk of TABLE (raw or a release) or of --query's answer, as ARX measures it."""
     if (table is None) == (query is None):
         raise click.UsageError("name a TABLE or give --query, not both")
     try:
         report = api.risk(url, table, policy, query=query, release_of=release_of, qi=_names(qi) if qi else None,
-                          population=population, threshold=threshold, **access())
+                          population=population, threshold=threshold, population_table=population_table, **access())
     except SqlanonError as e:
         _fail(e)
     if fmt == "json":
