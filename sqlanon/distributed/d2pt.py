@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -51,7 +52,7 @@ class Report:
     #: the joined rows withheld, with noise (an answer counts exactly only what it releases)
     rows_withheld: int
     classes: int
-    levels: dict[str, str]
+    levels: dict[str, dict[str, int]]
     checks: list[dict[str, Any]]
     #: per database: bytes it sent to the client, bytes it received, statements
     parties: dict[str, dict[str, int]]
@@ -166,45 +167,40 @@ def run(cj: CrossJoin, parties: list[Party], overrides: Overrides) -> Answer:
         if holder is not None and attribute is not None:
             codes = np.asarray(parties[holder].codes(attribute.column, attribute.kind == "numeric"), dtype=np.int64)
             sensitive = codes[joined.left if holder == 0 else joined.right]
-        persons = len(np.unique(joined.person))
-        if persons < req.k:
+        if len(np.unique(joined.person)) < req.k:
             raise ReleaseRefused(f"the join holds fewer than k={req.k} persons: nothing can be released")
-        levels = [{q.column: 0 for q in p.qis} for p in parties]
-        local = [_local(p, lv) for p, lv in zip(parties, levels)]
+        chain = Chain(parties)
         budget = math.floor(req.max_suppression * len(joined))
-        passes = 0
-        while True:
-            passes += 1
-            of_row, n = sync.classes(joined, local[0], local[1])
-            verdict = sync.judge(of_row, n, joined, req.k, sensitive, t=req.t, l=req.l)
-            bad = verdict.failing_rows()
-            if int(bad.sum()) <= budget:
-                keep = ~bad
-                final = sync.judge(of_row, n, joined, req.k, sensitive, keep, t=req.t, l=req.l)
-                if not final.failing.any():
-                    break
-            choice = _most_labels(parties, levels)
-            if choice is None:
-                raise ReleaseRefused("the joined rows fail the requirement even with every quasi-identifier at its "
-                                     "root: nothing can be released")
-            side, column = choice
-            levels[side][column] += 1
-            local[side] = _local(parties[side], levels[side])
+        reference: np.ndarray | None = None
+        for _ in range(4):  # the whole distribution t compares with is the release's: settle it
+            step = _assign(chain, joined, req, sensitive, reference)
+            kept = step >= 0
+            if int((~kept).sum()) > budget:
+                raise ReleaseRefused("the joined rows fail the requirement in more rows than max_suppression "
+                                     f"{req.max_suppression:.1%} allows, even with every quasi-identifier at its root: "
+                                     "nothing was released")
+            if (reference is None and kept.all()) or (reference is not None and np.array_equal(kept, reference)):
+                break
+            reference = kept
     with _stage(timings, "fragment", parties):
-        chosen = np.nonzero(keep)[0]
+        chosen = np.nonzero(kept)[0]
         order = chosen[np.random.default_rng(secrets.randbits(128)).permutation(len(chosen))]
         rows_of = [joined.left[order], joined.right[order]]
-        labels: list[dict[int, tuple]] = [{}, {}]
+        vector = [chain.vector[step[order], i] for i in range(2)]
+        labels: list[dict[tuple[int, int], tuple]] = [{}, {}]
         values: list[dict[int, tuple]] = [{}, {}]
         for i, p in enumerate(parties):
             if not p.side.columns:
                 continue
-            kept = p.keep([int(r) + 1 for r in np.unique(rows_of[i])])
+            rn, first = np.unique(rows_of[i], return_index=True)
+            kept_rows = p.keep([(int(r) + 1, int(v)) for r, v in zip(rn, vector[i][first])])
             if p.qis:
-                labels[i] = p.released_labels(levels[i], kept)
+                labels[i] = p.released_labels(chain.levels[i], sorted({int(v) for v in vector[i][first]}), kept_rows)
             if p.per_row:
-                values[i] = p.released_values(kept)
-        rows = _merge(cj, parties, rows_of, local, labels, values)
+                values[i] = p.released_values(kept_rows)
+        classes = [[chain.classes[i][v][r] for v, r in zip(vector[i].tolist(), rows_of[i].tolist())]
+                   for i in range(2)]
+        rows = _merge(cj, parties, rows_of, vector, classes, labels, values)
     columns = [name for _, _, name in cj.output]
     with _stage(timings, "verify", parties):
         qi = [j for j, (s, c, _) in enumerate(cj.output) if parties[s].policy.qi(c) is not None]
@@ -214,14 +210,13 @@ def run(cj: CrossJoin, parties: list[Party], overrides: Overrides) -> Answer:
     failed = [c for c in checks if not c["ok"]]
     if failed:
         raise ReleaseRefused(f"the joined release fails {failed[0]['criterion']}: {failed[0]['measured']}")
-    described = {f"{p.name}.{p.side.table}.{q.column}": f"{lv[q.column]} ({q.hierarchy.describe(lv[q.column])})"
-                 for p, lv in zip(parties, levels) for q in p.qis}
     report = Report(
         method="d2pt",
         rule=f"a join over several databases ({parties[0].name}, {parties[1].name}) → D2Pt (distributed "
-             f"t-closeness; John's thesis, Abbildung 23); {passes} synchronization pass(es)",
+             f"t-closeness; John's thesis, Abbildung 23); {len(chain.vector)} level vector(s) synchronized",
         requirement=_describe(req), rows_released=len(rows), rows_withheld=noisy(len(joined) - len(rows)),
-        classes=int((final.sizes > 0).sum()), levels=described, checks=checks,
+        classes=len({(int(s_), a, b) for s_, a, b in zip(step[order].tolist(), classes[0], classes[1])}),
+        levels=_levels(parties, chain, step[order]), checks=checks,
         parties={p.name: {"sent": p.sent, "received": p.received, "statements": len(p.ctx.statements)}
                  for p in parties},
         seconds=timings,
@@ -229,6 +224,73 @@ def run(cj: CrossJoin, parties: list[Party], overrides: Overrides) -> Answer:
                "query and dropped after the pushdown) went to the client; no database received anything of the "
                "other"])
     return Answer(columns, rows, report)
+
+
+class Chain:
+    """Level vectors from the raw values to the root, one quasi-identifier one level up per
+    step in Datafly's order (the most labels first), each party's class numbers pulled once per
+    vector of its own, when a step first needs them."""
+
+    def __init__(self, parties: list[Party]):
+        self.parties = parties
+        #: per party: its level vectors, and its rows' class numbers at each
+        self.levels: list[list[dict[str, int]]] = [[{q.column: 0 for q in p.qis}] for p in parties]
+        self.classes: list[list[np.ndarray]] = [[_local(p, lv[0])] for p, lv in zip(parties, self.levels)]
+        #: per step: each party's vector index
+        self.vector = np.zeros((1, 2), dtype=np.int64)
+
+    def has(self, step: int) -> bool:
+        """Whether ``step`` exists (made now if it is the next one); False beyond the root."""
+        if step < len(self.vector):
+            return True
+        current = [lv[-1] for lv in self.levels]
+        choice = _most_labels(self.parties, current)
+        if choice is None:
+            return False
+        side, column = choice
+        new = dict(current[side])
+        new[column] += 1
+        self.levels[side].append(new)
+        self.classes[side].append(_local(self.parties[side], new))
+        row = self.vector[-1].copy()
+        row[side] = len(self.levels[side]) - 1
+        self.vector = np.vstack([self.vector, row])
+        return True
+
+    def local(self, step: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.classes[0][self.vector[step, 0]], self.classes[1][self.vector[step, 1]]
+
+
+def _assign(chain: Chain, joined: sync.Join, req: Requirement, sensitive: np.ndarray | None,
+            reference: np.ndarray | None) -> np.ndarray:
+    """Each joined row's step: the finest level vector at which its class, among the rows not
+    placed at a finer one, passes every model (local recoding along the chain); -1: none, even
+    at the root — withheld. Released classes are these classes (labels of different levels
+    differ, and a union of passing classes passes: k adds up, a mixture is as close as its parts)."""
+    step = np.full(len(joined), -1, dtype=np.int64)
+    i = 0
+    while (step < 0).any() and chain.has(i):
+        open_ = step < 0
+        of_row, n = sync.classes(joined, *chain.local(i))
+        verdict = sync.judge(of_row, n, joined, req.k, sensitive, keep=open_, reference=reference, t=req.t, l=req.l)
+        step[open_ & ~verdict.failing[of_row]] = i
+        i += 1
+    return step
+
+
+def _levels(parties: list[Party], chain: Chain, step: np.ndarray) -> dict[str, dict[str, int]]:
+    """Released rows per level of each quasi-identifier."""
+    counts = np.bincount(step, minlength=len(chain.vector))
+    out: dict[str, dict[str, int]] = {}
+    for i, p in enumerate(parties):
+        for q in p.qis:
+            per: Counter[int] = Counter()
+            for s_, n in enumerate(counts.tolist()):
+                if n:
+                    per[chain.levels[i][chain.vector[s_, i]][q.column]] += n
+            out[f"{p.name}.{p.side.table}.{q.column}"] = {f"{lv} ({q.hierarchy.describe(lv)})": n
+                                                          for lv, n in sorted(per.items())}
+    return out
 
 
 def _local(p: Party, levels: dict[str, int]) -> np.ndarray:
@@ -251,22 +313,22 @@ def _most_labels(parties: list[Party], levels: list[dict[str, int]]) -> tuple[in
     return None if best is None else (best[1], best[2])
 
 
-def _merge(cj: CrossJoin, parties: list[Party], rows_of: list[np.ndarray], local: list[np.ndarray],
-           labels: list[dict[int, tuple]], values: list[dict[int, tuple]]) -> list[tuple[Any, ...]]:
-    """The fragmenter's merge: each joined row from its two parts, by class (labels) and row (values)."""
+def _merge(cj: CrossJoin, parties: list[Party], rows_of: list[np.ndarray], vector: list[np.ndarray],
+           classes: list[list[int]], labels: list[dict[tuple[int, int], tuple]],
+           values: list[dict[int, tuple]]) -> list[tuple[Any, ...]]:
+    """The fragmenter's merge: each joined row from its two parts, its quasi-identifiers by class
+    (the level vector and class number: the paper's GID), the rest by row."""
     getters = []
     for s, c, _ in cj.output:
         p = parties[s]
         qi = [q.column for q in p.qis]
-        if c in qi:
-            getters.append((s, True, qi.index(c)))
-        else:
-            getters.append((s, False, p.per_row.index(c)))
+        getters.append((s, True, qi.index(c)) if c in qi else (s, False, p.per_row.index(c)))
+    rows = [rows_of[0].tolist(), rows_of[1].tolist()]
+    vec = [vector[0].tolist(), vector[1].tolist()]
     out = []
-    for a, b in zip(rows_of[0].tolist(), rows_of[1].tolist()):
-        idx = (a, b)
-        out.append(tuple(labels[s][int(local[s][idx[s]])][j] if by_class else values[s][idx[s] + 1][j]
-                         for s, by_class, j in getters))
+    for j in range(len(rows[0])):
+        out.append(tuple(labels[s][(vec[s][j], classes[s][j])][c] if by_class else values[s][rows[s][j] + 1][c]
+                         for s, by_class, c in getters))
     return out
 
 

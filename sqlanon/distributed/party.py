@@ -48,6 +48,10 @@ class Party:
     src: str = ""
     #: rows of the selection (known once the pseudonyms are read)
     rows: int = 0
+    #: per level vector asked for, the temp table of its class numbers (rn, cls)
+    vectors: list[str] = field(default_factory=list)
+    #: (quasi-identifier, level) → its number of labels
+    counted: dict[tuple[str, int], int] = field(default_factory=dict)
     #: released column → its name in the pushed-down table
     names: dict[str, str] = field(default_factory=dict)
 
@@ -113,17 +117,24 @@ class Party:
         return exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=exp.Order(expressions=order))
 
     def classes(self, levels: dict[str, int]) -> list[int]:
-        """Every row's local class at ``levels``, as an opaque number (1, 2, …), in row order."""
-        rows = self._query(exp.select(exp.alias_(self._rank(self._labels(levels)), "cls", quoted=True))
-                           .from_(table(self.src)).order_by(col(RN)))
+        """Every row's local class at ``levels``, as an opaque number (1, 2, …), in row order; kept
+        in a temp table of the vector's own, where the fragmenter finds the released classes."""
+        name = self.ctx.create_temp(f"d2pt_cls{len(self.vectors)}", exp.select(
+            col(RN), exp.alias_(self._rank(self._labels(levels)), "cls", quoted=True)).from_(table(self.src)))
+        self.vectors.append(name)
+        rows = self._query(exp.select(col("cls")).from_(table(name)).order_by(col(RN)))
         return [int(r[0]) for r in rows]
 
     def distinct(self, levels: dict[str, int]) -> dict[str, int]:
-        """How many labels each quasi-identifier has at ``levels`` (Datafly's choice)."""
-        labels = self._labels(levels)
-        row = self._query(exp.select(*[exp.Count(this=exp.Distinct(expressions=[self.db.backend.binary_text(v)]))
-                                       for v in labels]).from_(table(self.src)))[0]
-        return {q.column: int(n) for q, n in zip(self.qis, row)}
+        """How many labels each quasi-identifier has at ``levels`` (Datafly's choice); a count
+        once per quasi-identifier and level, all that are new in one statement."""
+        new = [q for q in self.qis if (q.column, levels[q.column]) not in self.counted]
+        if new:
+            row = self._query(exp.select(*[exp.Count(this=exp.Distinct(expressions=[self.db.backend.binary_text(
+                q.hierarchy.expr(col(self.names[q.column]), levels[q.column]))])) for q in new]
+                                         ).from_(table(self.src)))[0]
+            self.counted.update({(q.column, levels[q.column]): int(n) for q, n in zip(new, row)})
+        return {q.column: self.counted[(q.column, levels[q.column])] for q in self.qis}
 
     def codes(self, column: str, numeric: bool) -> list[int]:
         """Codes of a sensitive attribute's values in row order, dense in the values' order
@@ -133,24 +144,30 @@ class Party:
         rows = self._query(exp.select(exp.alias_(rank, "v", quoted=True)).from_(table(self.src)).order_by(col(RN)))
         return [int(r[0]) for r in rows]
 
-    def keep(self, rows: list[int]) -> str:
-        """The row numbers released (the fragmenter's filter), sent in one bulk insert."""
-        name = self.ctx.create_temp("d2pt_keep", exp.select(exp.alias_(exp.cast(exp.Literal.number(0), "BIGINT"),
-                                                                         RN, quoted=True)).where(exp.false()))
-        self.ctx.insert_many(exp.insert(exp.values([(exp.Placeholder(),)]), table(name), columns=[ident(RN)]),
-                             [(r,) for r in rows])
-        self.received += 8 * len(rows)
+    def keep(self, rows: list[tuple[int, int]]) -> str:
+        """The released rows (row number, index of the level vector each is released at): the
+        fragmenter's filter, sent in one bulk insert."""
+        zero = exp.cast(exp.Literal.number(0), "BIGINT")
+        name = self.ctx.create_temp("d2pt_keep", exp.select(exp.alias_(zero, RN, quoted=True),
+                                                            exp.alias_(zero.copy(), "v", quoted=True)).where(exp.false()))
+        self.ctx.insert_many(exp.insert(exp.values([(exp.Placeholder(), exp.Placeholder())]), table(name),
+                                        columns=[ident(RN), ident("v")]), rows)
+        self.received += 16 * len(rows)
         return name
 
-    def released_labels(self, levels: dict[str, int], keep: str) -> dict[int, tuple]:
-        """The labels of every class that holds a released row: class number → labels."""
-        labels = self._labels(levels)
-        ranked = exp.select(col(RN), exp.alias_(self._rank(labels), "cls", quoted=True),
-                            *[exp.alias_(v, f"g{i}", quoted=True) for i, v in enumerate(labels)]).from_(table(self.src))
-        rows = self._query(exp.select(col("cls", "x"), *[col(f"g{i}", "x") for i in range(len(labels))]).distinct()
-                           .from_(ranked.subquery("x")).join(table(keep, "k"), on=exp.EQ(this=col(RN, "k"),
-                                                                                        expression=col(RN, "x"))))
-        return {int(r[0]): tuple(r[1:]) for r in rows}
+    def released_labels(self, vectors: list[dict[str, int]], used: list[int], keep: str) -> dict[tuple[int, int], tuple]:
+        """The labels of every class that holds a released row: (vector, class number) → labels;
+        one statement per level vector the release uses, over the rows it releases there."""
+        out: dict[tuple[int, int], tuple] = {}
+        for v in used:
+            labels = [g.transform(lambda n: col(n.name, "s") if isinstance(n, exp.Column) else n)
+                      for g in self._labels(vectors[v])]
+            select = exp.select(col("cls", "c"), *labels).distinct().from_(table(keep, "k")).join(
+                table(self.src, "s"), on=exp.EQ(this=col(RN, "s"), expression=col(RN, "k"))).join(
+                table(self.vectors[v], "c"), on=exp.EQ(this=col(RN, "c"), expression=col(RN, "k"))).where(
+                exp.EQ(this=col("v", "k"), expression=exp.Literal.number(v)))
+            out.update({(v, int(r[0])): tuple(r[1:]) for r in self._query(select)})
+        return out
 
     def released_values(self, keep: str) -> dict[int, tuple]:
         """The sensitive and insensitive values of the released rows only: row number → values."""

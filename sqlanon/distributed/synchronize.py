@@ -79,31 +79,34 @@ def classes(joined: Join, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarr
 
 
 def judge(of_row: np.ndarray, n: int, joined: Join, k: int, sensitive: np.ndarray | None,
-          keep: np.ndarray | None = None, t: Closeness | None = None, l: Diversity | None = None  # noqa: E741
-          ) -> Classes:
+          keep: np.ndarray | None = None, reference: np.ndarray | None = None, t: Closeness | None = None,
+          l: Diversity | None = None) -> Classes:  # noqa: E741
     """The classes' sizes and verdicts, over the joined rows ``keep`` selects (all by default);
-    ``sensitive``: each joined row's value code. The whole distribution is the kept rows'."""
+    ``sensitive``: each joined row's value code. t compares with the distribution of the rows
+    ``reference`` selects (all by default): the whole release."""
     keep = np.ones(len(of_row), dtype=bool) if keep is None else keep
+    reference = np.ones(len(of_row), dtype=bool) if reference is None else reference
     rows = of_row[keep]
     sizes = np.bincount(rows, minlength=n)
     people = np.unique(rows.astype(np.int64) * (int(joined.person.max(initial=0)) + 1) + joined.person[keep])
     persons = np.bincount(people // (int(joined.person.max(initial=0)) + 1), minlength=n)
     failing = (sizes < k) | (persons < k)
     if sensitive is not None and (t is not None or l is not None):
-        values = sensitive[keep]
-        _, code = np.unique(values, return_inverse=True)
-        m = int(code.max(initial=0)) + 1
+        domain = np.unique(sensitive[keep | reference])
+        m = len(domain)
+        code = np.searchsorted(domain, sensitive[keep])
+        whole = np.bincount(np.searchsorted(domain, sensitive[reference]), minlength=m) / max(int(reference.sum()), 1)
         if t is not None:
-            failing |= _distance(rows, code, n, m, sizes, t.distance) > t.value + TOLERANCE
+            failing |= _distance(rows, code, n, m, sizes, whole, t.distance) > t.value + TOLERANCE
         if l is not None:
             failing |= ~_diverse(rows, code, n, m, sizes, l)
     failing &= sizes > 0
     return Classes(of_row, sizes, persons, failing)
 
 
-def _distance(rows: np.ndarray, code: np.ndarray, n: int, m: int, sizes: np.ndarray, distance: str) -> np.ndarray:
-    """Each class's EMD from the whole distribution of the kept rows."""
-    whole = np.bincount(code, minlength=m) / max(len(code), 1)
+def _distance(rows: np.ndarray, code: np.ndarray, n: int, m: int, sizes: np.ndarray, whole: np.ndarray,
+              distance: str) -> np.ndarray:
+    """Each class's EMD from the whole distribution ``whole`` (a share per value code)."""
     pairs, counts = np.unique(rows.astype(np.int64) * m + code, return_counts=True)
     cls, val = pairs // m, pairs % m
     share = counts / np.maximum(sizes[cls], 1)
