@@ -14,6 +14,7 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
   and k=5, l=3, t=0.2 (equal distance) — the configuration issue 3 compares with anonypy
   (k=5: KL sum 0.187, discernibility 1.55e6) and anjana;
 - ``sabre_l3_t02``: SABRE with sensitive occupation, k=5, l=3, t=0.2 (equal distance);
+- ``local_k5``: iterative local recoding over the lattice, k=5 (issue 23), beside ``mondrian_k5``;
 - ``slicing_l3``: slicing with sensitive occupation, k=5, l=3, against a client-side slicing in
   the same run (fetch, sort, the same number of buckets, pandas shuffles per column group);
 - ``global_k5`` and ``global_k10``: global (full-domain) recoding, k=5 and k=10, 4 % suppression
@@ -110,6 +111,8 @@ PARTITIONS = {
     "sabre": {"sabre_l3_t02": {"method": "sabre", "k": 5, "l": 3, "t": {"value": 0.2, "distance": "equal"},
                                "max_suppression": 0.4}},
     "slicing": {"slicing_l3": {"method": "slicing", "k": 5, "l": 3, "max_suppression": 0}},
+    # iterative local recoding over the lattice (issue 23): k=5, to set beside mondrian_k5
+    "local": {"local_k5": {"method": "local", "k": 5, "max_suppression": 0}},
     # global (full-domain) recoding, ARX's optimum under its loss with a 4 % suppression limit
     # (issue 23: on Adult's complete rows levels 3,1,0,0,0,1 for k=5 and 3,1,1,0,0,1 for k=10)
     "global": {"global_k5": {"method": "global", "k": 5, "max_suppression": 0.04},
