@@ -36,10 +36,15 @@ def _table(db: Database, name: str, qis: Sequence[str]) -> tuple[str, dict[str, 
 
 
 def _rows(spelled: str, columns: dict[str, Any], qis: Sequence[str], skip_suppressed: bool) -> exp.Expression | str:
-    """The table, or its rows without the suppressed ones (every quasi-identifier '*')."""
-    text = [q for q in qis if columns[q].family == "text"]
-    if skip_suppressed and len(text) == len(qis):
-        kept = exp.not_(exp.and_(*[exp.EQ(this=col(q), expression=exp.Literal.string(SUPPRESSED)) for q in qis]))
+    """The table, or its rows without the suppressed ones (every quasi-identifier '*'). A column
+    without a declared type (SQLite's CREATE TABLE … AS SELECT of labels) holds labels too."""
+    labels = [q for q in qis if columns[q].family in ("text", "other")]
+    if skip_suppressed and len(labels) == len(qis):
+        suppressed = exp.and_(*[exp.EQ(this=exp.cast(col(q), "TEXT") if columns[q].family == "other" else col(q),
+                                       expression=exp.Literal.string(SUPPRESSED)) for q in qis])
+        # a NULL among the values is no suppressed record
+        kept = exp.EQ(this=exp.Case(ifs=[exp.If(this=suppressed, true=exp.Literal.number(1))],
+                                    default=exp.Literal.number(0)), expression=exp.Literal.number(0))
         return exp.select("*").from_(table(spelled)).where(kept).subquery()
     return spelled
 

@@ -128,3 +128,22 @@ def test_a_sliced_release_says_why_it_has_no_figures(db_url):
         res = s.execute("SELECT age, sex, zip, disease FROM patients", method="slicing")
     assert res.report.risk == {}
     assert any(n.startswith("re-identification risk not measured: a sliced release") for n in res.report.notes)
+
+
+def test_fully_suppressed_rows_are_left_out_alike(db_url):
+    """Rows released with every quasi-identifier '*' are left out of the report's figures and of
+    `risk --release-of` alike (on SQLite the release's columns have no declared type)."""
+    load_table(db_url, "patients", COLUMNS, ROWS * 2 + [(90, "m", "99999", "flu"), (17, "f", "77777", "cold")])
+    spec = policy()
+    spec["tables"]["patients"] = {**spec["tables"]["patients"], "privacy": {"k": 3, "max_suppression": 0.5}}
+    with connect(db_url, spec) as s:
+        report = s.materialize("patients", "patients_k3", method="mondrian", risk=True)
+        again = s.risk("patients_k3", release_of="patients")
+    engine = sa.create_engine(db_url)
+    with engine.connect() as c:
+        rows = [tuple(r) for r in c.execute(sa.text("SELECT age, sex, zip FROM patients_k3"))]
+    engine.dispose()
+    want = released_figures(rows, [0, 1, 2])
+    assert want["suppressed"] > 0
+    assert_figures(report.risk, want)
+    assert (again.sample.records, again.suppressed) == (want["records"], want["suppressed"])
