@@ -444,6 +444,13 @@ class RunContext:
         self._stream = stream
         return cur
 
+    def abandon_stream(self) -> None:
+        """The reader stopped before the last row. Where closing the cursor would read the rest
+        of the answer (Backend.closes_answers), the session is ended instead: the server stops
+        sending, and drops the run's temp tables with the session."""
+        if self._stream is not None and not self.backend.closes_answers:
+            self.end_session()
+
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:

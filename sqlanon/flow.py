@@ -403,7 +403,7 @@ def _answer(ctx: RunContext, statement: exp.Expression, stream: int | None) -> t
         return _fetch(ctx.execute(statement))
     cur = ctx.stream(statement, stream)
     columns = [d[0] for d in cur.description] if cur is not None and cur.description else []
-    return columns, Rows(cur, ctx.backend, stream)
+    return columns, Rows(cur, ctx.backend, stream, abandon=ctx.abandon_stream)
 
 
 def _handed(columns: list[str], rows: list[Row] | Rows, report: Report, run: ExitStack,

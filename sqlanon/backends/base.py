@@ -60,6 +60,10 @@ class Backend:
     #: the cell key is a hash that two cells may share (PostgreSQL's 64 bits), not the values'
     #: own encoding (a 128-bit digest is taken as one)
     hashed_cell_key: ClassVar[bool] = False
+    #: closing a streamed answer's cursor before its last row stops the answer (Backend.stream);
+    #: where the server sends every row anyway (MariaDB's unbuffered answer: 1 M rows read and
+    #: dropped in 15 s) the run's session is ended instead (RunContext.abandon_stream)
+    closes_answers: ClassVar[bool] = True
     #: CREATE TABLE, CREATE VIEW, CREATE INDEX and GRANT take part in a transaction, so that a
     #: stored release is made in one (MariaDB and MySQL commit before and after each of them)
     transactional_ddl: ClassVar[bool] = True

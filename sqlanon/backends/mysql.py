@@ -32,6 +32,7 @@ class MySQLBackend(Backend):
     truncate = True
     fast_recursion = False
     transactional_ddl = False
+    closes_answers = False
 
     @property
     def is_mariadb(self) -> bool:
@@ -151,7 +152,7 @@ class MySQLBackend(Backend):
     def stream(self, connection: Any, sql: str, size: int) -> Iterator[Any]:
         # PyMySQL's default cursor reads the whole answer before the first row (1 M rows:
         # 662 MB); SSCursor reads rows off the socket as they are fetched. Until it is closed
-        # the connection carries no other statement; closing it early reads the rest unparsed.
+        # the connection carries no other statement; closing it early would read the rest.
         import pymysql.cursors
 
         cur = connection.driver_connection.cursor(pymysql.cursors.SSCursor)

@@ -31,7 +31,8 @@ Row = tuple[Any, ...]
 class Rows:
     """The rows of an answer, read once, in batches: iterate, or ``fetchmany(n)``."""
 
-    def __init__(self, cursor: Any, backend: Backend | None = None, size: int = BATCH):
+    def __init__(self, cursor: Any, backend: Backend | None = None, size: int = BATCH,
+                 abandon: Callable[[], None] | None = None):
         self.size = size
         #: rows handed to the reader so far
         self.count = 0
@@ -43,6 +44,8 @@ class Rows:
         self._buffer: deque[Row] = deque()
         self._run: ExitStack | None = None
         self._done = cursor is None
+        #: told when the rows are closed before the last: the run stops the answer its own way
+        self._abandon = abandon
 
     @classmethod
     def of(cls, rows: list[Row]) -> "Rows":
@@ -120,7 +123,11 @@ class Rows:
         if run is None:
             return
         if error is None:
-            run.close()
+            try:
+                if not self._done and self._abandon is not None:
+                    self._abandon()
+            finally:
+                run.close()
             return
         try:
             run.__exit__(type(error), error, error.__traceback__)

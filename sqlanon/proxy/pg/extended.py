@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlanon.errors import QueryRejected, SqlanonError
 from sqlanon.parse import parse
 from sqlanon.proxy.pg import codec, gate, values
-from sqlanon.proxy.pg.results import Rows
+from sqlanon.proxy.pg.results import Rows, close_answer
 from sqlanon.proxy.server import in_thread
 from sqlanon.sql.write import write
 
@@ -126,11 +126,16 @@ class Extended:
             if result is None:
                 self.skipping = True
                 return
-            portal.rows = Rows(result, b.result_formats)
+            try:  # the answer streams: the portal holds its first batch, the rest is read at Execute
+                portal.rows = await Rows.start(self, result, b.result_formats)
+            except SqlanonError as e:
+                await close_answer(self, result)
+                return self.fail(e.sqlstate, e.message)
         elif decision.kind == "relay":
             backend = await self.acquire()
             backend.send(codec.parse("", decision.sql) + codec.bind(b.portal, "", b.result_formats))
             self.pending.append(Expect(b"1", b"2E"))
+        await self.close_portal(b.portal)  # the unnamed portal is replaced
         self.portals[b.portal] = portal
         if decision.kind != "relay":
             self.write(codec.BIND_COMPLETE)
@@ -185,8 +190,8 @@ class Extended:
         if portal is None:
             return self.fail("34000", f'portal "{name}" does not exist')
         if portal.rows is not None:
-            if await self.settled():
-                await portal.rows.send(self, max_rows)
+            if await self.settled() and not await portal.rows.send(self, max_rows):
+                self.skipping = True
         elif portal.decision.kind == "relay":
             t0 = time.perf_counter()
 
@@ -207,7 +212,7 @@ class Extended:
         if kind == b"S":
             self.statements.pop(name, None)
         elif kind == b"P":
-            portal = self.portals.pop(name, None)
+            portal = await self.close_portal(name)
             if portal is not None and portal.decision.kind == "relay" and self.backend is not None:
                 self.backend.send(codec.close(b"P", name))
                 self.pending.append(Expect(b"3", b"3E"))
@@ -226,7 +231,18 @@ class Extended:
             self.emit(codec.ready(self.tx))
         self.skipping = False
         if self.tx == b"I":
-            self.portals.clear()
+            await self.close_portals()
+
+    async def close_portal(self: "PgSession", name: str) -> Portal | None:
+        """Forget portal ``name``; an anonymized answer it was reading ends its run."""
+        portal = self.portals.pop(name, None)
+        if portal is not None and portal.rows is not None:
+            await portal.rows.close(self)
+        return portal
+
+    async def close_portals(self: "PgSession") -> None:
+        for name in list(self.portals):
+            await self.close_portal(name)
 
     async def flush(self: "PgSession", _: bytes) -> None:
         await self.settle()

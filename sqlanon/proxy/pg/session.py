@@ -146,6 +146,10 @@ class PgSession(Extended, Client):
             self.enter("closed")
             if self.key is not None:
                 self.front.sessions.pop(self.key, None)
+            try:  # a client gone half-way through an answer: its run ends, its temp tables go
+                await self.close_portals()
+            except Exception as e:  # noqa: BLE001 - the proxy shuts down: the database ends the sessions
+                LOG.debug("closing a client's answers: %s", e)
             self._release(reuse=False)
             self.writer.close()
 
@@ -347,14 +351,15 @@ class PgSession(Extended, Client):
         self.write(codec.error("XX000", "rejected: the proxy could not analyze this statement (internal error); "
                                         "nothing was sent to the database"))
 
-    async def run_library(self, sql: str) -> api.Result | None:
+    async def run_library(self, sql: str) -> api.Streamed | None:
         assert self.session is not None
         if self.tx == b"E":
             self.write(codec.error("25P02", "current transaction is aborted, commands ignored until end of "
                                             "transaction block"))
             return None
         try:
-            result = await in_thread(self.front.library, self.session.execute, sql)
+            # verified (or refused) before its first row; the rows are read as they are sent
+            result = await in_thread(self.front.library, self.session.stream, sql)
             told = summary(result.report)
             if told is not None:  # a differentially private answer: what it spent, how exact it is
                 self.write(codec.notice(told))
