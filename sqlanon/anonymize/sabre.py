@@ -150,6 +150,7 @@ class Sabre:
         shared, labels, levels = class_labels(hs, ctx.backend)
         parts = from_pieces("slabels", m, "sabre/labels", cells=freq.cells, shared=shared, labels=labels,
                             levels=levels)
+        ctx.analyze(parts, "cls")  # joined to the full rows by the release
         at = {q.column: i for i, q in enumerate(frag.qis)}
         columns = [exp.alias_(col(f"label_{at[c]}", "l") if c in at else col(c, "s"), c, quoted=True)
                    for c in frag.columns]
