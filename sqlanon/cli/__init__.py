@@ -48,6 +48,14 @@ def _connect(url: str, policy: str | None) -> api.Session:
     return api.connect(url, policy, client=getpass.getuser(), front_end="cli", **access())
 
 
+def _connect_query(url: str | dict[str, str], policy: str | None) -> Any:
+    """A session for ``query`` and ``explain``: one database's, or several databases' (a
+    Federation, sqlanon.distributed) when they are named."""
+    if isinstance(url, str):
+        return _connect(url, policy)
+    return api.connect(url, policy, client=getpass.getuser(), front_end="cli", **access())
+
+
 def _fail(e: SqlanonError) -> None:
     _exit(e.message, TRANSIENT if isinstance(e, (ConnectionLost, DatabaseLocked)) else REFUSED)
 
@@ -105,6 +113,22 @@ def _table(columns: list[str], rows: list[tuple], limit: int | None = None) -> s
 
 
 db_option = click.option("--db", "url", required=True, envvar="SQLANON_DB", help="SQLAlchemy database URL")
+
+
+def _databases(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> str | dict[str, str]:
+    """One URL, or several databases each under a name (``--db clinic=URL --db lab=URL``)."""
+    named = [v.partition("=") for v in values]
+    if len(values) == 1 and (not named[0][1] or "://" in named[0][0]):
+        return values[0]
+    if any(not sep or "://" in name or not name.isidentifier() for name, sep, _ in named):
+        raise click.BadParameter("several databases are given as NAME=URL, each under its own name")
+    return {name: url for name, _, url in named}
+
+
+#: the database of a query: one URL, or NAME=URL repeated for a join over several (sqlanon.distributed)
+dbs_option = click.option("--db", "url", required=True, multiple=True, envvar="SQLANON_DB", callback=_databases,
+                          help="SQLAlchemy database URL; or NAME=URL, repeated, for a query over several databases "
+                               "(tables named NAME.table)")
 policy_option = click.option("--policy", default=None, type=click.Path(exists=True, dir_okay=False),
                              envvar="SQLANON_POLICY",
                              help="policy YAML file (default: the policies applied to the database's catalog)")
@@ -161,7 +185,7 @@ def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
     """The options every command that takes a query has."""
-    for option in (method_option, t_option, l_option, alpha_option, k_option, policy_option, db_option,
+    for option in (method_option, t_option, l_option, alpha_option, k_option, policy_option, dbs_option,
                    click.argument("sql")):
         f = option(f)
     return f
@@ -181,7 +205,7 @@ def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | 
     asked: dict[str, Any] = dict(k=k, alpha=alpha, l=l_value, t=t_value, method=method, risk=risk,
                                  population=population)
     try:
-        with _connect(url, policy) as s:
+        with _connect_query(url, policy) as s:
             if fmt != "table":
                 # the release is verified (or refused) before the first row; then the rows are
                 # written as the database hands them over, a batch at a time
@@ -243,7 +267,7 @@ def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float 
             t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str, risk: bool) -> None:
     """Show the plan and every SQL statement in the target dialect (--summary: statements per stage)."""
     try:
-        with _connect(url, policy) as s:
+        with _connect_query(url, policy) as s:
             found = s.explanation(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze,
                                   risk=risk)
     except SqlanonError as e:

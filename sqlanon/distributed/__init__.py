@@ -14,8 +14,9 @@ from __future__ import annotations
 import time
 from contextlib import ExitStack
 from dataclasses import replace
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from sqlanon.backends.faults import translated
 from sqlanon.context import RunContext
@@ -23,8 +24,30 @@ from sqlanon.distributed import query as q
 from sqlanon.distributed.d2pt import Answer, run
 from sqlanon.distributed.party import Party
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
+from sqlanon.finish.stream import BATCH
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.model import Overrides
+
+
+class Batches:
+    """A cross-database answer as a stream (``Session.stream``'s shape): columns, report, rows
+    a batch at a time."""
+
+    def __init__(self, answer: Answer, size: int):
+        self.columns, self.report, self.size = answer.columns, answer.report, size
+        self._rows = iter(answer.rows)
+
+    def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
+        return list(islice(self._rows, size or self.size))
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return self._rows
+
+    def __enter__(self) -> "Batches":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._rows = iter(())
 
 
 def split_policy(policy: Policy, names: frozenset[str]) -> dict[str, Policy]:
@@ -59,14 +82,48 @@ class Federation:
         tree = q.parse(sql)
         named = q.databases(tree, self.names)
         if len(named) <= 1:
-            if not named and len(self.sessions) > 1:
-                raise QueryRejected("table without a database name", f"name each table's database "
-                                    f"({', '.join(sorted(self.names))}): database.table")
-            name = next(iter(named or self.names))
+            name = self._one(named)
             s = self.sessions[name]
             return s.execute(s.db.backend.render(q.strip(tree, name)), k=k, alpha=alpha, l=l, t=t, method=method,
                              **kw)
         return self._across(sql, tree, Overrides(k, alpha, l, t, method))
+
+    def stream(self, sql: str, **kw: Any) -> Any:
+        """``Session.stream`` for one database's query; across two, the verified release (held
+        in the client: the fragmenter merges it there) handed out a batch at a time."""
+        tree = q.parse(sql)
+        named = q.databases(tree, self.names)
+        if len(named) <= 1:
+            name = self._one(named)
+            s = self.sessions[name]
+            return s.stream(s.db.backend.render(q.strip(tree, name)), **kw)
+        asked = Overrides(kw.get("k"), kw.get("alpha"), kw.get("l"), kw.get("t"), kw.get("method"))
+        return Batches(self._across(sql, tree, asked), kw.get("size") or BATCH)
+
+    def explain(self, sql: str, **kw: Any) -> Any:
+        """``Session.explain`` for one database's query; a cross-database join is not explained
+        (its statements depend on the synchronizer's answers): run it, its report tells."""
+        return self._explained("explain", sql, kw)
+
+    def explanation(self, sql: str, **kw: Any) -> Any:
+        """``Session.explanation`` (the CLI's), as ``explain``."""
+        return self._explained("explanation", sql, kw)
+
+    def _explained(self, how: str, sql: str, kw: dict[str, Any]) -> Any:
+        tree = q.parse(sql)
+        named = q.databases(tree, self.names)
+        if len(named) > 1:
+            raise QueryRejected("explain across databases", "run the query: its report lists what each database "
+                                "sent and received")
+        name = self._one(named)
+        s = self.sessions[name]
+        return getattr(s, how)(s.db.backend.render(q.strip(tree, name)), **kw)
+
+    def _one(self, named: set[str]) -> str:
+        if not named and len(self.sessions) > 1:
+            raise QueryRejected("table without a database name", f"name each table's database "
+                                f"({', '.join(sorted(self.names))}): database.table")
+        return next(iter(named or self.names))
 
     def _across(self, sql: str, tree: Any, overrides: Overrides) -> Answer:
         t0 = time.perf_counter()

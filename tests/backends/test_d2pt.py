@@ -4,12 +4,16 @@ plain Python on its rows; the join key's pseudonym is the same digits in every d
 other query over two databases is refused by name."""
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+import yaml
 from sqlglot import exp
 
 import sqlanon
@@ -195,3 +199,30 @@ def test_the_pseudonym_is_one_hmac_everywhere(backend, servers, tmp_path: Path):
                         assert h == pseudonym(key, v), (backend, v)
         finally:
             db.dispose()
+
+
+def test_the_cli_names_several_databases(tmp_path: Path):
+    """``sqlanon query --db clinic=URL --db lab=URL``: the release as JSON, its report, and a
+    refusal's exit code (two SQLite files: the protocol is the same)."""
+    patients, results = data()
+    urls = {"clinic": f"sqlite:///{tmp_path / 'clinic.db'}", "lab": f"sqlite:///{tmp_path / 'lab.db'}"}
+    load_table(urls["clinic"], "patients", [("id", "int"), ("name", "text"), ("age", "int"), ("zip", "text"),
+                                            ("sex", "text")], patients)
+    load_table(urls["lab"], "results", [("rid", "int"), ("patient_id", "int"), ("test", "text"),
+                                        ("result", "text"), ("value", "int")], results)
+    pol = tmp_path / "policy.yml"
+    pol.write_text(yaml.safe_dump(policy()), encoding="utf-8")
+    dbs = [a for name, url in urls.items() for a in ("--db", f"{name}={url}")]
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sqlanon", "query", *dbs, "--policy", str(pol), *args],
+                              capture_output=True, text=True, timeout=300)
+
+    out = cli("--format", "json", QUERY)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["columns"] == ["age", "zip", "sex", "test", "result"] and doc["report"]["method"] == "d2pt"
+    sizes = Counter(tuple(r[:3]) for r in doc["rows"])
+    assert min(sizes.values()) >= 5 and len(doc["rows"]) >= 0.96 * len(joined_truth())
+    refused = cli(f"SELECT p.age, l.result {JOIN} WHERE p.age > 30")
+    assert refused.returncode == 2 and "WHERE across databases" in refused.stderr
