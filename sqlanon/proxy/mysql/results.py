@@ -2,7 +2,9 @@
 
 Column types come from the values: integers, floating point, decimals, dates, times and text
 get the type a MySQL server would give them; generalized columns ('[30,40)', '185**') are text.
-A column whose values mix kinds is sent as text.
+A column whose values mix kinds is sent as text. An anonymized answer streams (``head``, then
+``row_packets`` batch by batch): its columns are typed by its first batch, which the driver
+behind the library fills with one Python type per column, as the later rows.
 """
 from __future__ import annotations
 
@@ -154,17 +156,28 @@ def result_set(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int
                encoding: str, binary: bool, warnings: int = 0) -> Iterator[bytes]:
     """The payloads of one result set: column count, definitions, (EOF), rows, end (with the
     number of ``warnings`` SHOW WARNINGS then lists)."""
-    by_column = list(zip(*rows)) if rows else [() for _ in names]
-    cols = columns(names, by_column, charset)
-    yield codec.lenenc_int(len(cols))
-    yield from (c.definition() for c in cols)
-    if not caps & codec.DEPRECATE_EOF:
-        yield codec.eof(status)
-    if binary:
-        yield from (binary_row(r, cols, encoding) for r in rows)
-    else:
-        yield from text_rows(by_column, encoding)
+    packets, cols = head(names, rows, caps=caps, status=status, charset=charset)
+    yield from packets
+    yield from row_packets(rows, cols, encoding=encoding, binary=binary)
     yield codec.end_of_rows(caps, status, warnings)
+
+
+def head(names: Sequence[str], rows: Sequence[Sequence[Any]], *, caps: int, status: int,
+         charset: int) -> tuple[list[bytes], list[codec.Column]]:
+    """The payloads before the rows (column count, definitions, EOF) and the columns, typed by
+    ``rows`` (all of them, or a streamed answer's first batch)."""
+    cols = columns(names, list(zip(*rows)) if rows else [() for _ in names], charset)
+    out = [codec.lenenc_int(len(cols)), *(c.definition() for c in cols)]
+    if not caps & codec.DEPRECATE_EOF:
+        out.append(codec.eof(status))
+    return out, cols
+
+
+def row_packets(rows: Sequence[Sequence[Any]], cols: Sequence[codec.Column], *, encoding: str,
+                binary: bool) -> list[bytes]:
+    if binary:
+        return [binary_row(r, cols, encoding) for r in rows]
+    return text_rows(list(zip(*rows)), encoding) if rows else []
 
 
 def definitions(cols: Iterable[bytes], caps: int, status: int) -> list[bytes]:

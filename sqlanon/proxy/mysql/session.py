@@ -17,6 +17,7 @@ import re
 import ssl
 import struct
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 from sqlanon.dp import summary
@@ -28,6 +29,7 @@ from sqlanon.proxy.server import Client, ShuttingDown
 
 if TYPE_CHECKING:
     from sqlanon.api import Session as LibrarySession
+    from sqlanon.api import Streamed
     from sqlanon.proxy.mysql.server import Connection, Shared
 
 LOG = logging.getLogger("sqlanon.proxy.mysql")
@@ -39,6 +41,8 @@ ER_REJECTED, ER_UNKNOWN_STMT, ER_SIGNAL, ER_INSECURE, ER_LOST = 1227, 1243, 1644
 ER_NO_SUCH_THREAD, ER_NET_PACKET_TOO_LARGE, ER_SERVER_SHUTDOWN = 1094, 1153, 1053
 CHARSET_IDS = {"utf8mb4": 45, "utf8": 33, "utf8mb3": 33, "latin1": 8, "ascii": 11}
 MAX_LONG_DATA = 16 << 20
+#: rows of an anonymized answer read from the library, encoded and sent at a time
+STREAM_BATCH = 1000
 #: seconds from the greeting to the end of authentication (MySQL's connect_timeout)
 LOGIN_TIMEOUT = 10.0
 
@@ -309,12 +313,35 @@ class ClientSession(Client):
             if scanner is not None:
                 self.shared.audit(self.lib, sql, "passed", seconds=time.perf_counter() - t0, rows=scanner.rows)
             return
-        async with self.shared.library_slots:
-            result = await self.shared.run(self.lib.execute, sql)
-        # a differentially private answer: what it spent and how exact it is, as a warning (a note)
-        told = summary(result.report)
-        self.notes = [told] if told is not None else []
-        await self._result(result.columns, result.rows, binary, warnings=len(self.notes))
+        async with self.shared.library_slots:  # held while the answer streams: it holds a connection
+            # verified (or refused) before its first row; the rows are read as they are sent
+            result = await self.shared.run(self.lib.stream, sql)
+            # a differentially private answer: what it spent and how exact it is, as a warning (a note)
+            told = summary(result.report)
+            self.notes = [told] if told is not None else []
+            await self._streamed(result, binary, warnings=len(self.notes))
+
+    async def _streamed(self, result: "Streamed", binary: bool, warnings: int) -> None:
+        """An anonymized answer sent as the library reads it from the database, a batch at a time
+        (the first batch types the columns); its run ends however the sending ends. A failure
+        half-way is an ERR packet in place of the end of the rows, as a server sends it."""
+        try:
+            batch = await self.shared.run(result.fetchmany, STREAM_BATCH)
+            packets, cols = results.head(result.columns, batch, caps=self.caps, status=self.status,
+                                         charset=CHARSET_IDS[self.charset])
+            while batch:
+                packets += await self.shared.run(partial(results.row_packets, batch, cols, encoding=self.encoding,
+                                                         binary=binary))
+                await self.send(*packets)
+                packets = []
+                batch = await self.shared.run(result.fetchmany, STREAM_BATCH)
+            await self.send(*packets, codec.end_of_rows(self.caps, self.status, warnings))
+        finally:
+            if not result.rows.closed:
+                try:
+                    await self.shared.run(result.close)
+                except SqlanonError as e:  # the client has its rows, or its error
+                    LOG.warning("closing an anonymized answer: %s", e.message)
 
     async def _result(self, names: list[str], rows: list[tuple], binary: bool, warnings: int = 0) -> None:
         """Encode off the event loop (16k Adult rows take ~0.1 s), frame and send in batches."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from sqlglot import exp
 
@@ -233,14 +233,14 @@ class Extended:
         if self.tx == b"I":
             await self.close_portals()
 
-    async def close_portal(self: "PgSession", name: str) -> Portal | None:
+    async def close_portal(self, name: str) -> Portal | None:
         """Forget portal ``name``; an anonymized answer it was reading ends its run."""
         portal = self.portals.pop(name, None)
         if portal is not None and portal.rows is not None:
-            await portal.rows.close(self)
+            await portal.rows.close(cast("PgSession", self))
         return portal
 
-    async def close_portals(self: "PgSession") -> None:
+    async def close_portals(self) -> None:
         for name in list(self.portals):
             await self.close_portal(name)
 
