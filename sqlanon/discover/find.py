@@ -20,6 +20,8 @@ PATTERN_SAMPLE = 1_000
 IDENTIFIER_SHARE = 0.5
 #: share of sampled values that must match a pattern for the column to be flagged
 PATTERN_SHARE = 0.8
+#: exact measurements of one level sent side by side, each on a connection of its own
+WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -112,9 +114,10 @@ class Discovery:
 
 
 def discover(db: Database, table: str, *, max_size: int = 4, threshold: float = 0.95,
-             qi: Sequence[str] | None = None, sample_rows: int = SAMPLE_ROWS) -> Discovery:
+             qi: Sequence[str] | None = None, sample_rows: int = SAMPLE_ROWS, workers: int = WORKERS) -> Discovery:
     """Search ``table`` for minimal (nearly) unique column combinations and identifier-like
-    columns; read as the pipeline's identity (the raw table), aggregates only."""
+    columns; read as the pipeline's identity (the raw table), aggregates only. ``workers``:
+    exact measurements sent at a time (profile.Combinations)."""
     if not 0 < threshold <= 1:
         raise PolicyError(f"threshold {threshold:g}: a share of the rows in (0, 1]")
     if max_size < 1:
@@ -137,9 +140,10 @@ def discover(db: Database, table: str, *, max_size: int = 4, threshold: float = 
         sample = None
         if rows > sample_rows:
             sample = take_sample(r, spelled, names, sample_rows)
-        combos = Combinations(r, spelled, families, rows, threshold, sample, sample_rows if sample else 0)
+        combos = Combinations(r, spelled, families, rows, threshold, sample, sample_rows if sample else 0, workers)
         lattice = search(names, rows, {c: profiles[c].distinct for c in names}, combos,
-                         threshold=threshold, max_size=min(max_size, len(names))) if rows else None
+                         threshold=threshold, max_size=min(max_size, len(names)), prefetch=combos.prefetch) \
+            if rows else None
         found = sorted(lattice.found.items(), key=lambda kv: (len(kv[0]), -kv[1].uniques)) if lattice else []
         seen = {c: patterns(r, sample or spelled, c, PATTERN_SAMPLE) for c in names if families[c] == "text"} \
             if rows else {}

@@ -14,7 +14,9 @@ The search goes up level by level (apriori): a combination of size k+1 is a cand
 all its k-subsets were found not to qualify. Before measuring a candidate, an upper bound on
 its classes — a subset's classes times the distinct values of the added column — is compared
 with the rows it must single out: a combination that cannot form that many classes cannot
-qualify and is settled without a query. Every other candidate is measured by ``measure``.
+qualify and is settled without a query. Every other candidate is measured by ``measure``; the
+candidates of one level do not depend on each other, so ``prefetch`` may measure them all at
+once (several statements at a time) before ``measure`` is asked for each.
 """
 from __future__ import annotations
 
@@ -57,8 +59,10 @@ def needed(rows: int, threshold: float) -> int:
 
 
 def search(columns: list[str], rows: int, distinct: dict[str, int], measure: Callable[[Combination], Measure], *,
-           threshold: float = 0.95, max_size: int = 4) -> Lattice:
-    """``distinct``: each column's number of distinct values (NULL one of them), exact."""
+           threshold: float = 0.95, max_size: int = 4,
+           prefetch: Callable[[list[Combination]], None] | None = None) -> Lattice:
+    """``distinct``: each column's number of distinct values (NULL one of them), exact.
+    ``prefetch``: told each level's candidates that will be measured, before the first is."""
     need = needed(rows, threshold)
     found: dict[Combination, Measure] = {}
     measured: dict[Combination, Measure] = {}
@@ -78,6 +82,8 @@ def search(columns: list[str], rows: int, distinct: dict[str, int], measure: Cal
                     if all(s in level for s in subsets):
                         candidates[cand] = min(rows, *(level[s] * distinct[cand[i]] for i, s in enumerate(subsets)))
         nxt: dict[Combination, int] = {}
+        if prefetch is not None:
+            prefetch([cand for cand, bound in candidates.items() if bound >= need])
         for cand, bound in candidates.items():
             if bound < need:
                 nxt[cand] = bound

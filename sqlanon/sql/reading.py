@@ -7,6 +7,7 @@ create temp tables (a random sample) and drops them when it closes, also after a
 """
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from typing import Any
@@ -16,6 +17,9 @@ from sqlglot import exp
 from sqlanon.backends.connect import Database
 from sqlanon.errors import BackendError
 from sqlanon.sql.templates import col
+
+#: guards the counters of a reading that other threads' readings add to
+_COUNTING = threading.Lock()
 
 
 class Reading:
@@ -62,6 +66,12 @@ class Reading:
         self.statements += 1
         self.seconds += time.perf_counter() - t0
         return found
+
+    def add(self, other: "Reading") -> None:
+        """Count the statements another reading sent on this one's behalf (threads: under a lock)."""
+        with _COUNTING:
+            self.statements += other.statements
+            self.seconds += other.seconds
 
     def one(self, statement: exp.Expression) -> tuple:
         return self.rows(statement)[0]

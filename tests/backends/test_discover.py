@@ -89,6 +89,19 @@ def test_a_sample_first_then_the_whole_table(db_url):
     assert "random sample of 100 rows" in with_sample.text()
 
 
+def test_measured_side_by_side_as_one_by_one(db_url):
+    """The exact measurements of a level sent on several connections at once find what one
+    connection finds, with the same exact figures (the random samples differ: what was ruled
+    out on a sample may differ, never what is found)."""
+    load_table(db_url, "people", COLUMNS, people(400))
+    one = _discover(db_url, "people", max_size=3, threshold=0.9, sample_rows=100, workers=1)
+    three = _discover(db_url, "people", max_size=3, threshold=0.9, sample_rows=100, workers=3)
+    assert one.on_table > 2  # several measured exactly: the side-by-side path ran
+    assert [(c, m) for c, m in three.found] == [(c, m) for c, m in one.found]
+    assert [(i.column, i.uniques) for i in three.identifiers] == [(i.column, i.uniques) for i in one.identifiers]
+    assert three.on_table > 2 and three.statements == 1 + three.on_sample + three.on_table + len(three.patterns) + 1
+
+
 def _discover(url, table, **kw):
     from sqlanon.backends.connect import open_database
     from sqlanon.discover import discover
