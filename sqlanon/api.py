@@ -302,13 +302,14 @@ class Session:
             return check(self.db, self.policy, table, overrides=Overrides(risk=risk, population=population))
 
     def discover(self, table: str, *, max_size: int = 4, threshold: float = 0.95,
-                 qi: list[str] | None = None) -> Discovery:
+                 qi: list[str] | None = None, workers: int = 2) -> Discovery:
         """The minimal column combinations of ``table`` that single out rows, its identifier-like
         columns and a policy proposal (``sqlanon discover``); reads the raw table under the
-        pipeline's identity, and only counts, lengths and numeric ranges come back."""
+        pipeline's identity, and only counts, lengths and numeric ranges come back. ``workers``:
+        whole-table measurements sent at a time, each on a connection of its own."""
         from sqlanon.discover import discover as discover_table
 
-        return discover_table(self.db, table, max_size=max_size, threshold=threshold, qi=qi)
+        return discover_table(self.db, table, max_size=max_size, threshold=threshold, qi=qi, workers=workers)
 
     def risk(self, table: str | None = None, *, query: str | None = None, release_of: str | None = None,
              qi: list[str] | None = None, population: int | str | None = None,
@@ -431,7 +432,7 @@ def connect(url: str | dict[str, str], policy: str | Path | dict | Policy | None
 
 
 def discover(url: str, table: str, *, max_size: int = 4, threshold: float = 0.95, qi: list[str] | None = None,
-             reader_role: str = DEFAULT_READER) -> Discovery:
+             reader_role: str = DEFAULT_READER, workers: int = 2) -> Discovery:
     """``Session.discover`` before any policy exists: opens ``url`` as the pipeline does (under
     ``reader_role``, which reads the raw table) and searches ``table``."""
     # imported where used: discovery is not part of every query's start-up (0.03 s of imports)
@@ -439,7 +440,7 @@ def discover(url: str, table: str, *, max_size: int = 4, threshold: float = 0.95
 
     db = open_database(url, reader=reader_role)
     try:
-        return discover_table(db, table, max_size=max_size, threshold=threshold, qi=qi)
+        return discover_table(db, table, max_size=max_size, threshold=threshold, qi=qi, workers=workers)
     finally:
         db.dispose()
 

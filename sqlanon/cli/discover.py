@@ -30,11 +30,14 @@ SHARE = click.FloatRange(0, 1, min_open=True)
               help="comma-separated columns to measure together and propose as the quasi-identifiers")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "yaml"]), default="text",
               help="yaml: a policy skeleton to review (never applied by sqlanon)")
-def discover_cmd(table: str, url: str, max_size: int, threshold: float, qi: str | None, fmt: str) -> None:
+@click.option("--workers", type=click.IntRange(1, 32), default=2, show_default=True,
+              help="whole-table measurements sent at a time, each on a connection of its own (server cores)")
+def discover_cmd(table: str, url: str, max_size: int, threshold: float, qi: str | None, fmt: str,
+                 workers: int) -> None:
     """Find the column combinations of TABLE that single people out, and identifier-like columns."""
     try:
         found = api.discover(url, table, max_size=max_size, threshold=threshold, qi=_names(qi) if qi else None,
-                             reader_role=access().get("reader_role", DEFAULT_READER))
+                             reader_role=access().get("reader_role", DEFAULT_READER), workers=workers)
     except SqlanonError as e:
         _fail(e)
     if fmt == "json":

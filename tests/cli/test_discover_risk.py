@@ -14,7 +14,7 @@ from tests.helpers import load_table
 
 def test_discover_prints_text_json_and_a_policy_that_loads(db_url, tmp_path):
     load_table(db_url, "people", COLUMNS, people())
-    text = run("discover", "people", "--db", db_url, "--max-size", "2", "--threshold", "1")
+    text = run("discover", "people", "--db", db_url, "--max-size", "2", "--threshold", "1", "--workers", "3")
     assert text.returncode == 0, text.stderr
     assert "a, b: unique, singles out 200 rows" in text.stdout
     assert "id: unique" in text.stdout
