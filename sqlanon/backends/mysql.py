@@ -159,8 +159,17 @@ class MySQLBackend(Backend):
         try:
             cur.execute(sql)
             yield cur
-        finally:
+        except GeneratorExit:
+            # given up with its connection before the last row (RunContext.abandon_stream ends
+            # the session instead): PyMySQL would read the rest when the cursor is collected
+            result = getattr(cur, "_result", None)
+            if result is not None:
+                result.unbuffered_active = False
+            raise
+        except BaseException:
             cur.close()
+            raise
+        cur.close()
 
     def _lock_name(self, key: str) -> exp.Expression:
         # lock names are the server's, not the database's, and at most 64 characters long
