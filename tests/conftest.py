@@ -17,9 +17,12 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers import drop_logins
-from tests.servers import docker, local
+from tests.servers import docker, local, spark
 
-ALL = ("sqlite", "postgresql", "mysql")
+ALL = ("sqlite", "postgresql", "mysql", "spark")
+#: backends that run only the tests marked for them (``@pytest.mark.spark``): a Spark statement
+#: costs a job's scheduling, so the whole suite would take an hour there; ``--spark-all`` runs it
+SUBSET = ("spark",)
 #: the data sets the tests read, shipped with the repository (data/README.md)
 DATASETS = Path(__file__).resolve().parent.parent / "data"
 _counter = itertools.count()
@@ -27,7 +30,8 @@ _counter = itertools.count()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--backends", default=os.environ.get("SQLANON_TEST_BACKENDS", ",".join(ALL)),
-                     help="comma-separated subset of sqlite,postgresql,mysql")
+                     help="comma-separated subset of sqlite,postgresql,mysql,spark")
+    parser.addoption("--spark-all", action="store_true", help="run every backend-generic test on spark too")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -39,6 +43,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         only = metafunc.definition.get_closest_marker("backends")
         if only is not None:  # a test of what one kind of database does: not run on the others
             chosen = [b for b in chosen if b in only.args]
+        elif not metafunc.config.getoption("--spark-all"):
+            chosen = [b for b in chosen if b not in SUBSET or metafunc.definition.get_closest_marker(b)]
         metafunc.parametrize("backend", chosen, scope="session")
 
 
@@ -58,6 +64,9 @@ class ServerPool:
             if env:
                 self.servers[backend] = local.Server(env, lambda: None)
             else:
+                if backend == "spark":
+                    self.servers[backend] = spark.start_spark()
+                    return self.servers[backend].url
                 if self.docker is None:
                     self.docker = docker.engine_available()
                 if self.docker:
@@ -97,6 +106,10 @@ def fresh_database(backend: str, servers: ServerPool, tmp: Path) -> Iterator[str
         return
     admin = sa.engine.make_url(servers.admin_url(backend))
     name = f"sqlanon_t{os.getpid()}_{next(_counter)}"
+    if backend == "spark":
+        with spark_database(name):
+            yield admin.set(database=name).render_as_string(hide_password=False)
+        return
     engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
     quoted = engine.dialect.identifier_preparer.quote_identifier(name)
     with engine.connect() as c:
@@ -108,6 +121,19 @@ def fresh_database(backend: str, servers: ServerPool, tmp: Path) -> Iterator[str
             c.exec_driver_sql("DROP DATABASE " + quoted + (" WITH (FORCE)" if backend == "postgresql" else ""))
         engine.dispose()
         drop_logins(admin.render_as_string(hide_password=False), name)
+
+
+@contextmanager
+def spark_database(name: str) -> Iterator[None]:
+    """A Spark database of the test session's Spark, dropped with its tables afterwards."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    session.sql(f"CREATE DATABASE `{name}`")
+    try:
+        yield
+    finally:
+        session.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ def restricted(admin_url: str, policy: Any = None) -> tuple[str, str]:
     from sqlanon.policy import load_policy
 
     u = sa.engine.make_url(admin_url)
-    if u.get_backend_name() == "sqlite":
+    if u.get_backend_name() in ("sqlite", "spark"):  # no logins: an authorizer, a guard (spark_guard)
         return admin_url, "sqlanon_reader"
     login, reader = f"{u.database}_app", f"{u.database}_reader"
     if policy is None:

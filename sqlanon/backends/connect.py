@@ -11,7 +11,8 @@ from sqlalchemy.engine import make_url
 from sqlanon.backends import REGISTRY, Backend
 from sqlanon.errors import BackendError
 
-VERSION_SQL = {"sqlite": "SELECT sqlite_version()", "postgresql": "SELECT version()", "mysql": "SELECT VERSION()"}
+VERSION_SQL = {"sqlite": "SELECT sqlite_version()", "postgresql": "SELECT version()", "mysql": "SELECT VERSION()",
+               "spark": "SELECT version()"}
 
 
 @dataclass
@@ -151,7 +152,7 @@ def open_database(url: str, reader: str | None = None) -> Database:
     family = u.get_backend_name()
     cls = REGISTRY.get(family)
     if cls is None:
-        raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb)")
+        raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb, spark)")
     if family == "sqlite" and u.database not in (None, "", ":memory:") and not Path(u.database).is_file():
         # SQLite would create an empty file: a mistyped path is no database to anonymize
         raise BackendError(f"no SQLite database at {u.database}: sqlanon opens existing databases only")

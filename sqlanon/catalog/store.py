@@ -131,6 +131,11 @@ def _in(db: Database, connection: sa.Connection | None) -> Iterator[sa.Connectio
 def open_catalog(db: Database, *, create: bool = False) -> Catalog | None:
     """The catalog of ``db``: created or upgraded when ``create``; None where there is none
     and none is asked for. A catalog at a revision this sqlanon does not know is refused."""
+    if not db.backend.keeps_catalog:
+        if create:
+            raise BackendError(f"{db.backend.title} cannot keep sqlanon's catalog (release log, audit, budgets): "
+                               "it has no transactions nor row writes; use it without a catalog")
+        return None
     rev = migrate.current(db)
     if rev != HEAD:
         if rev is not None and rev not in _known():
