@@ -12,6 +12,11 @@ unassigned rows, and the loop over groups runs inside the server (a PL/pgSQL blo
 compound statement), one round trip for all groups. SQLite, which has no server-side loop,
 repeats the same two statements from here; it runs in-process, so no network is crossed.
 The work per group is a scan of the unassigned rows: O(n²/k) in all, as for MDAV itself.
+
+``refine: kmeans`` (kAnonyMeans after Stoldt 2019) then refines MDAV's groups by k-means rounds
+inside the database, each a few set-based statements: neighbouring groups trade rows under the
+size bound (mdav/refine.sql), and a group whose rows lie closer to other centroids is dissolved
+into them (mdav/dissolve.sql). Each step lowers the SSE, so the release never loses more than MDAV's.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from typing import ClassVar
 from sqlglot import exp
 
 from sqlanon.anonymize.base import Release
-from sqlanon.context import RunContext
+from sqlanon.context import Build, RunContext
 from sqlanon.errors import PolicyError
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -28,12 +33,20 @@ from sqlanon.sql.templates import col, lit, render, table
 
 #: the pushed-down row number that links a released row to its group
 ROW_ID = "sqlanon_rid"
+#: a group's partners in a refinement round: its nearest centroids (more found no better
+#: pairs on the CASC data, and the work grows with them)
+NEIGHBOURS = 3
+#: the least gain (squared standardized distance) a refinement round acts on: below it the
+#: difference is the sums' rounding, not a better partition
+EPSILON = 1e-9
 
 
 class MDAV:
     name: ClassVar[str] = "mdav"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity",)
     suppresses: ClassVar[bool] = False
+    #: the groups may be refined by k-means rounds (``refine: kmeans``): they need k rows alone
+    refines: ClassVar[bool] = True
 
     def __init__(self, requirement: Requirement):
         self.req = requirement
@@ -98,6 +111,7 @@ class MDAV:
             "mdav/centroids", work=work,
             z=[exp.alias_(exp.Avg(this=col(f"z_{i}")), f"z_{i}") for i in range(m)]))
         ctx.run(render("mdav/rest", work=work, centroids=centroids, dist=_dist("w", "c", m)))
+        refined = self._refine(work, m, ctx) if self.req.refine and self.refines else []
         # with no group at all (fewer than k rows), the selection is one group: verification judges it
         ctx.run(exp.update(table(work), {"g": lit(-1)}, where=exp.EQ(this=col("g"), expression=lit(0))))
         aggregated = {q.column for q in frag.qis}
@@ -109,7 +123,71 @@ class MDAV:
                                 .from_(table(work))) or 0) if ctx.live else 0
         ctx.drop(st, work, centroids)
         return Release(table=released, columns=frag.columns, aggregated=tuple(q.column for q in frag.qis),
-                       notes=[f"{self.name}: {groups} group(s); numeric quasi-identifiers released as group means"])
+                       notes=[f"{self.name}: {groups} group(s); numeric quasi-identifiers released as group means",
+                              *refined])
+
+    def _refine(self, work: str, m: int, ctx: RunContext) -> list[str]:
+        """kAnonyMeans (Stoldt 2019) as a refinement of MDAV's groups: rounds of k-means steps
+        over pairs of neighbouring groups (mdav/refine.sql), each group keeping k rows, until a
+        round finds no gain or ``refine`` rounds have run. Every round lowers the SSE (a pair
+        is rearranged only where that lowers it for the old centroids, and new centroids lower
+        it further), so the release never loses more than MDAV's."""
+        z = [exp.alias_(exp.Avg(this=col(f"z_{i}")), f"z_{i}") for i in range(m)] + \
+            [exp.alias_(exp.Count(this=exp.Star()), "n")]
+        cent = ctx.create_temp("kcent", render("mdav/centroids", work=work, z=z))
+        # |c_S - c_b|²: the rows a group sends to group b, their centroid's from b's
+        shift = _sum([exp.Pow(this=exp.Sub(this=exp.Avg(this=col(f"z_{i}", "w")),
+                                           expression=exp.Max(this=col(f"z_{i}", "c"))), expression=lit(2))
+                      for i in range(m)])
+
+        def moves_of() -> exp.Expression:
+            return render("mdav/refine", cent=cent, work=work, close=close, da=_dist("w", "ca", m),
+                          db=_dist("w", "cb", m), k=lit(self.req.k), eps=exp.Literal.number(repr(EPSILON)))
+
+        def closest() -> exp.Expression:
+            return render("mdav/close", cent=cent, cdist=_dist("a", "b", m), neighbours=lit(NEIGHBOURS))
+
+        def nearest() -> exp.Expression:
+            return render("mdav/nearest", work=work, cent=cent, dist=_dist("w", "c", m), own=_dist("w", "o", m))
+
+        close = ctx.create_temp("kclose", closest())
+        moves = ctx.create_temp("kmoves", moves_of())
+
+        near = ctx.create_temp("knear", nearest())
+        moved = exp.select(exp.Count(this=exp.Star())).from_(table(moves)).subquery()
+        # the first round runs whatever the pairs found: a dissolution may be what it finds
+        state = ctx.create_temp("kstate", exp.select(
+            exp.alias_(lit(0), "rounds"), exp.alias_(lit(1), "moved"), exp.alias_(lit(0), "total")))
+        more = exp.and_(exp.GT(this=col("moved"), expression=lit(0)),
+                        exp.LT(this=col("rounds"), expression=lit(self.req.refine)))
+        be = ctx.backend
+
+        def count(into: str) -> exp.Expression:
+            return exp.update(table(state), {into: exp.Add(this=col(into if into == "total" else "moved"),
+                                                           expression=moved.copy())})
+
+        def apply() -> list[Build]:
+            return [lambda: render("mdav/move", work=work, moves=moves), lambda: count("total"), lambda: be.empty(cent),
+                    lambda: exp.insert(render("mdav/centroids", work=work, z=z), table(cent)), lambda: be.empty(moves),
+                    lambda: be.empty(close), lambda: exp.insert(closest(), table(close))]
+
+        ctx.repeat(lambda: exp.select(more).from_(table(state)), [
+            *apply(),
+            lambda: exp.update(table(state), {"rounds": exp.Add(this=col("rounds"), expression=lit(1)),
+                                              "moved": lit(0)}),
+            lambda: be.empty(near),
+            lambda: exp.insert(nearest(), table(near)),
+            lambda: exp.insert(render("mdav/dissolve", work=work, near=near, cent=cent, shift=shift, eps=exp.Literal.number(repr(EPSILON))),
+                               table(moves)),
+            lambda: count("moved"),
+            *apply(),
+            lambda: exp.insert(moves_of(), table(moves)),
+            lambda: count("moved")], key="mdav_refine")
+        row = ctx.query(exp.select(col("rounds"), col("total")).from_(table(state))) if ctx.live else []
+        ctx.drop(cent, close, moves, near, state)
+        rounds, total = (int(row[0][0] or 0), int(row[0][1] or 0)) if row else (0, 0)
+        return [f"kAnonyMeans refinement: {rounds} round(s) of k-means steps over neighbouring groups moved "
+                f"{total} row(s) (at most {self.req.refine} rounds)"]
 
 
 class VMDAV(MDAV):
@@ -121,6 +199,8 @@ class VMDAV(MDAV):
     name: ClassVar[str] = "vmdav"
     guarantees: ClassVar[tuple[str, ...]] = ("k-anonymity", "l-diversity")
     suppresses: ClassVar[bool] = False
+    #: moving rows between groups could take a sensitive value out of a group that needs it
+    refines: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
         if requirement.l is None:

@@ -42,7 +42,9 @@ from sqlanon.risk.population import REGIONS, population_size
 TABLE_KEYS = {"identifiers", "person", "quasi_identifiers", "sensitive", "insensitive", "privacy", "report"}
 PRIVACY_KEYS = {"k", "alpha", "max_suppression", "method", "l", "t", "epsilon", "slicing", "few_rows", "min_rows",
                 "sensitive_predicates",
-                "difference_window", "across_releases", "consistent", "metric", "delta", "contributions", "bounds", "groups"}
+                "difference_window", "across_releases", "consistent", "metric", "refine", "delta", "contributions", "bounds", "groups"}
+#: rounds of ``refine: kmeans`` unless the policy says: on the CASC data the gain has levelled off by then
+REFINE_ROUNDS = 30
 #: keys of the format that later versions implement; refused loudly rather than ignored
 NOT_YET: dict[str, str] = {}
 #: keys that only mean something for differentially private answers
@@ -270,7 +272,25 @@ def _requirement(table: str, spec: Any, sensitive: tuple[Sensitive, ...],
         raise PolicyError(f"privacy.metric must be one of {', '.join(METRICS)}, got {metric!r}", table=table)
     return Requirement(k=k, alpha=alpha, l=div, t=close, max_suppression=float(ms), method=method, slicing=slicing,
                        few_rows=few, min_rows=min_rows, difference_window=window, across_releases=across,
-                       sensitive_predicates=where, consistent=consistent, metric=metric)
+                       sensitive_predicates=where, consistent=consistent, metric=metric,
+                       refine=_refine(table, spec.get("refine"), method))
+
+
+def _refine(table: str, spec: Any, method: str) -> int:
+    """``refine: kmeans`` or ``{method: kmeans, rounds: N}``: rounds of kAnonyMeans after MDAV."""
+    if spec is None:
+        return 0
+    if isinstance(spec, str):
+        spec = {"method": spec}
+    if not isinstance(spec, dict) or set(spec) - {"method", "rounds"} or spec.get("method") != "kmeans":
+        raise PolicyError(f"privacy.refine must be kmeans or {{method: kmeans, rounds: N}}, got {spec!r}", table=table)
+    rounds = spec.get("rounds", REFINE_ROUNDS)
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        raise PolicyError(f"privacy.refine.rounds must be a positive integer, got {rounds!r}", table=table)
+    if method != "mdav":
+        raise PolicyError(f"privacy.refine refines the groups of method mdav; the policy names method {method}",
+                          table=table)
+    return rounds
 
 
 def _slicing(table: str, spec: Any, qis: tuple[QuasiIdentifier, ...], sensitive: tuple[Sensitive, ...]) -> Slicing:

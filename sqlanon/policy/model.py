@@ -162,6 +162,9 @@ class Requirement:
     #: the information loss ``global`` minimizes: ARX's ``loss`` (default), ``kl``,
     #: ``discernibility`` or non-uniform ``entropy``
     metric: str = "loss"
+    #: rounds of the k-means refinement of MDAV's groups (``refine: kmeans``, kAnonyMeans;
+    #: anonymize/mdav.py); 0: MDAV's groups as they are
+    refine: int = 0
     #: differential privacy for aggregate queries (``privacy.epsilon``); None: not asked
     dp: Differential | None = None
 
