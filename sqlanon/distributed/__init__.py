@@ -18,9 +18,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator
 
+from sqlglot import exp
+
 from sqlanon.backends.faults import translated
 from sqlanon.context import RunContext
 from sqlanon.distributed import query as q
+from sqlanon.distributed import union
 from sqlanon.distributed.d2pt import Answer, run
 from sqlanon.distributed.party import Party
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError
@@ -129,7 +132,8 @@ class Federation:
         t0 = time.perf_counter()
         sessions = []
         try:
-            cj = q.cross_join(tree, self.names)
+            cj: q.CrossJoin | q.UnionAll = q.union_all(tree, self.names) if isinstance(
+                tree, exp.Union) else q.cross_join(tree, self.names)
             sessions = [self.sessions[s.database] for s in cj.sides]
             with ExitStack() as stack:
                 parties = []
@@ -141,7 +145,8 @@ class Federation:
                     stack.enter_context(translated(s.db.backend))
                     ctx = stack.enter_context(RunContext(s.db))
                     parties.append(Party(side.database, s.db, tp, side, ctx))
-                answer = run(cj, parties, overrides)
+                answer = union.run(cj, parties, overrides) if isinstance(cj, q.UnionAll) else run(
+                    cj, parties, overrides)
         except SqlanonError as e:
             decision = "rejected" if isinstance(e, QueryRejected) else "refused" if isinstance(
                 e, ReleaseRefused) else "error"

@@ -71,10 +71,10 @@ class Party:
         column is named by the policy, the key is an integer or text (its text is the same in
         every database, so are its pseudonyms)."""
         tp, cols = self.policy, self.db.columns(self.db.spelling.get(self.side.table.lower(), self.side.table))
-        if self.side.key not in cols:
+        if self.side.key and self.side.key not in cols:
             raise QueryRejected("unknown join key", f"{self.name}.{self.side.table} has no column {self.side.key}")
-        if cols[self.side.key].family not in ("numeric", "text") or cols[self.side.key].type.upper() in (
-                "FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION", "NUMERIC", "DECIMAL"):
+        if self.side.key and (cols[self.side.key].family not in ("numeric", "text") or cols[
+                self.side.key].type.upper() in ("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION", "NUMERIC", "DECIMAL")):
             raise QueryRejected("join key that is neither integer nor text across databases",
                                 f"{self.name}.{self.side.table}.{self.side.key} is {cols[self.side.key].type}")
         for c in self.side.columns:
@@ -84,17 +84,57 @@ class Party:
                 raise QueryRejected("column the policy does not release",
                                     f"{self.name}.{tp.table}.{c} is not named by the policy")
 
-    def pushdown(self, key: bytes) -> None:
-        """The selection, pseudonymized, into the party's temp table (one statement)."""
+    def pushdown(self, key: bytes | None) -> None:
+        """The selection, the join key pseudonymized, into the party's temp table (one
+        statement); without a join key (a union) the rows as they are, numbered."""
         self.names = {c: f"c{i}" for i, c in enumerate(self.side.columns)}
         base = table(self.db.spelling.get(self.side.table.lower(), self.side.table))
+        columns = [exp.alias_(col(c), n, quoted=True) for c, n in self.names.items()]
+        if key is None:
+            rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
+                exp.Ordered(this=col(n)) for n in self.names.values()]))
+            self.src = self.ctx.create_temp("d2pt_src", exp.select(
+                exp.alias_(rn, RN, quoted=True), *[col(n) for n in self.names.values()]).from_(
+                exp.select(*columns).from_(base).subquery("x")))
+            return
         inner = exp.select(exp.alias_(self.db.backend.pseudonym(col(self.side.key), key), PID, quoted=True),
-                           *[exp.alias_(col(c), n, quoted=True) for c, n in self.names.items()]
-                           ).from_(base).where(exp.Not(this=exp.Is(this=col(self.side.key), expression=exp.Null())))
+                           *columns).from_(base).where(exp.Not(this=exp.Is(this=col(self.side.key),
+                                                                           expression=exp.Null())))
         rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=col(PID))]))
         select = exp.select(col(PID), exp.alias_(rn, RN, quoted=True), *[col(n) for n in self.names.values()]
                             ).from_(inner.subquery("x"))
         self.src = self.ctx.create_temp("d2pt_src", select)
+
+    def hashes(self, levels: dict[str, int] | None, column: str | None, key: bytes) -> list[str]:
+        """Per row, in row order, the keyed hash of its labels at ``levels`` (a class both
+        parties of a union name alike) or of its value of ``column`` (a sensitive value both
+        code alike): comparable across databases, readable by neither."""
+        def h(e: exp.Expression) -> exp.Expression:
+            return exp.Coalesce(this=self.db.backend.pseudonym(e, key), expressions=[exp.Literal.string("0" * 16)])
+
+        if levels is not None:
+            parts = [h(g) for g in self._labels(levels)]
+            value = self.db.backend.pseudonym(exp.Concat(expressions=parts) if len(parts) > 1 else parts[0], key)
+        else:
+            assert column is not None
+            value = h(col(self.names[column]))
+        found = [r[0] for r in self._query(exp.select(exp.alias_(value, "h", quoted=True)).from_(table(self.src))
+                                           .order_by(col(RN)))]
+        self.rows = len(found)
+        return found
+
+    def released_rows(self, vectors: list[dict[str, int]], used: list[int], keep: str) -> list[tuple]:
+        """The released rows themselves, each at its level vector, in the query's column order
+        (a union: no other party's part to merge)."""
+        out: list[tuple] = []
+        qi = {q.column: q for q in self.qis}
+        for v in used:
+            values = [qi[c].hierarchy.expr(col(self.names[c], "s"), vectors[v][c]) if c in qi
+                      else col(self.names[c], "s") for c in self.side.columns]
+            out += self._query(exp.select(*values).from_(table(keep, "k")).join(
+                table(self.src, "s"), on=exp.EQ(this=col(RN, "s"), expression=col(RN, "k"))).where(
+                exp.EQ(this=col("v", "k"), expression=exp.Literal.number(v))))
+        return out
 
     def _query(self, statement: exp.Expression) -> list[tuple]:
         rows = self.ctx.query(statement)

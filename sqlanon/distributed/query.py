@@ -80,6 +80,60 @@ def strip(tree: exp.Expression, name: str) -> exp.Expression:
     return tree
 
 
+@dataclass(frozen=True)
+class UnionAll:
+    """A horizontally partitioned table: one table's rows in two databases, released as one."""
+
+    sides: tuple[Side, Side]
+    #: the output columns' names (the first branch's)
+    names: tuple[str, ...]
+
+
+def union_all(tree: exp.Expression, names: frozenset[str]) -> UnionAll:
+    """``SELECT cols FROM a.t UNION ALL SELECT cols FROM b.t``: plain columns of one table per
+    branch, two databases, the same columns in the same order; anything else refused by name."""
+    if not isinstance(tree, exp.Union) or tree.args.get("distinct"):
+        kind = type(tree).__name__.upper() + ("" if tree.args.get("distinct") else " ALL")
+        raise QueryRejected(f"{kind} across databases", "UNION ALL of one table's rows in two databases, or a join")
+    for name in ("order", "limit", "offset", "with_"):
+        if tree.args.get(name):
+            raise QueryRejected(f"{CLAUSES[name]} across databases",
+                                "D2Pt releases the union's rows as they are; sort or limit the released rows")
+    branches = [tree.this, tree.expression]
+    if not all(isinstance(b, exp.Select) for b in branches):
+        raise QueryRejected("UNION of more than two branches across databases", "one branch per database")
+    sides = []
+    for b in branches:
+        for key, value in b.args.items():
+            if value and key not in ALLOWED - {"joins"}:
+                raise QueryRejected(f"{'JOIN' if key == 'joins' else CLAUSES.get(key, key.upper())} in a union "
+                                    "across databases", fragment=b.sql())
+        tables = list(b.find_all(exp.Table))
+        if len(tables) != 1 or any(n is not b for n in b.find_all(exp.Subquery, exp.Select)):
+            raise QueryRejected("subquery across databases", fragment=b.sql())
+        t = tables[0]
+        if not t.db or t.db.lower() not in names or t.catalog:
+            raise QueryRejected("table without a database name", f"name each table's database ({sorted(names)})",
+                                fragment=t.sql())
+        columns = []
+        for e in b.expressions:
+            target = e.this if isinstance(e, exp.Alias) else e
+            if not isinstance(target, exp.Column) or isinstance(target.this, exp.Star):
+                raise QueryRejected("* across databases" if isinstance(target, exp.Star) or isinstance(
+                    getattr(target, "this", None), exp.Star) else f"{type(target).__name__} across databases",
+                                    "select columns as they are", fragment=e.sql())
+            if target.table and target.table.lower() != t.alias_or_name.lower():
+                raise QueryRejected("unknown table qualifier", fragment=target.sql())
+            columns.append(target.name)
+        sides.append(Side(t.db.lower(), t.name, t.alias_or_name.lower(), "", tuple(columns)))
+    if sides[0].database == sides[1].database:
+        raise QueryRejected("union within one database mixed with federation names", fragment=tree.sql())
+    if [c.lower() for c in sides[0].columns] != [c.lower() for c in sides[1].columns]:
+        raise QueryRejected("union of different columns across databases",
+                            "both branches select the same columns of the same table, in the same order")
+    return UnionAll((sides[0], sides[1]), tuple(e.alias_or_name for e in branches[0].expressions))
+
+
 def cross_join(tree: exp.Expression, names: frozenset[str]) -> CrossJoin:
     """The cross-database join ``tree`` writes, or QueryRejected naming what D2Pt cannot answer."""
     if isinstance(tree, exp.SetOperation):

@@ -53,8 +53,18 @@ def data() -> tuple[list[tuple], list[tuple]]:
     return patients, results
 
 
+_rng = random.Random(25)
+#: one table of two sites (a third at the clinic, the rest at the lab): a horizontal partition
+VISITS = [(_rng.randint(18, 90), str(_rng.randint(10000, 10150)), _rng.choice("MF"),
+           _rng.choice(["flu", "flu", "cold", "asthma", "Asthma", "fracture"])) for _ in range(900)]
+VISIT = {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20]},
+                               "zip": {"type": "mask", "levels": [1, 2, 3, 5]}, "sex": {"type": "suppress"}},
+         "sensitive": {"diagnosis": {"type": "categorical"}},
+         "privacy": {"k": 6, "t": {"value": 0.25, "distance": "equal"}, "max_suppression": 0.04}}
+
+
 def policy(t: dict | None = None, k: int = 5) -> dict:
-    return {"tables": {
+    return {"tables": {"clinic.visits": VISIT, "lab.visits": VISIT,
         "clinic.patients": {"identifiers": ["id", "name"],
                             "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20]},
                                                   "zip": {"type": "mask", "levels": [1, 2, 3, 5]},
@@ -76,6 +86,9 @@ def urls(pair: tuple[str, str], servers: ServerPool, tmp_path_factory: pytest.Te
                                         ("sex", "text")], patients)
         load_table(lab, "results", [("rid", "int"), ("patient_id", "int"), ("test", "text"), ("result", "text"),
                                     ("value", "int")], results)
+        half = len(VISITS) // 3
+        for url, part in ((clinic, VISITS[:half]), (lab, VISITS[half:])):
+            load_table(url, "visits", [("age", "int"), ("zip", "text"), ("sex", "text"), ("diagnosis", "text")], part)
         yield {"clinic": clinic, "lab": lab}
 
 
@@ -161,7 +174,11 @@ def test_one_database_is_its_own_session(urls):
     (f"SELECT p.age, l.result {JOIN} ORDER BY p.age", "ORDER BY across databases"),
     (f"SELECT p.name, l.result {JOIN}", "identifier column"),
     (f"SELECT p.age, l.patient_id {JOIN}", "identifier column"),
-    ("SELECT p.age FROM clinic.patients p UNION ALL SELECT l.value FROM lab.results l", "UNION ALL across databases"),
+    ("SELECT p.age FROM clinic.patients p UNION ALL SELECT l.value FROM lab.results l",
+     "union of different columns across databases"),
+    ("SELECT age, sex FROM clinic.visits UNION SELECT age, sex FROM lab.visits", "UNION across databases"),
+    ("SELECT age, sex FROM clinic.visits WHERE age > 30 UNION ALL SELECT age, sex FROM lab.visits",
+     "WHERE in a union across databases"),
     ("SELECT p.age, l.result FROM clinic.patients p JOIN lab.results l ON l.patient_id > p.id",
      "join condition other than one equality of two columns across databases"),
     ("SELECT p.age, l.result FROM clinic.patients p JOIN (SELECT * FROM lab.results) l ON l.patient_id = p.id",
@@ -173,6 +190,23 @@ def test_everything_else_is_refused_by_name(urls, sql, construct):
         with pytest.raises(QueryRejected) as e:
             f.execute(sql)
     assert e.value.construct == construct
+
+
+def test_one_table_in_two_databases_is_one_release(urls):
+    """Horizontal partitioning: the union's rows anonymized as one release, judged on its rows."""
+    with federate(urls, policy()) as f:
+        answer = f.execute("SELECT age, zip, sex, diagnosis FROM clinic.visits UNION ALL "
+                           "SELECT v.age, v.zip, v.sex, v.diagnosis FROM lab.visits v")
+    rows = answer.rows
+    classes: dict[tuple, Counter] = defaultdict(Counter)
+    for r in rows:
+        classes[r[:3]][r[3]] += 1
+    whole = Counter(r[3] for r in rows)
+    assert min(sum(c.values()) for c in classes.values()) >= 6
+    assert max(emd_equal(c, whole) for c in classes.values()) <= 0.25 + 1e-9
+    assert len(classes) > 1 and len(rows) >= 0.96 * len(VISITS)
+    assert not whole - Counter(v[3] for v in VISITS) and {"asthma", "Asthma"} <= set(whole)
+    assert answer.report.method == "d2pt" and all(c["ok"] for c in answer.report.checks)
 
 
 def test_an_unsatisfiable_requirement_is_refused(urls):
@@ -210,6 +244,8 @@ def test_the_cli_names_several_databases(tmp_path: Path):
                                             ("sex", "text")], patients)
     load_table(urls["lab"], "results", [("rid", "int"), ("patient_id", "int"), ("test", "text"),
                                         ("result", "text"), ("value", "int")], results)
+    for url in urls.values():
+        load_table(url, "visits", [("age", "int"), ("zip", "text"), ("sex", "text"), ("diagnosis", "text")], VISITS)
     pol = tmp_path / "policy.yml"
     pol.write_text(yaml.safe_dump(policy()), encoding="utf-8")
     dbs = [a for name, url in urls.items() for a in ("--db", f"{name}={url}")]
