@@ -189,17 +189,16 @@ def run(cj: CrossJoin, parties: list[Party], overrides: Overrides) -> Answer:
         vector = [chain.vector[step[order], i] for i in range(2)]
         labels: list[dict[tuple[int, int], tuple]] = [{}, {}]
         values: list[dict[int, tuple]] = [{}, {}]
-        for i, p in enumerate(parties):
-            if not p.side.columns:
-                continue
-            rn, first = np.unique(rows_of[i], return_index=True)
-            kept_rows = p.keep([(int(r) + 1, int(v)) for r, v in zip(rn, vector[i][first])])
-            if p.qis:
-                labels[i] = p.released_labels(chain.levels[i], sorted({int(v) for v in vector[i][first]}), kept_rows)
-            if p.per_row:
-                values[i] = p.released_values(kept_rows)
-        classes = [[chain.classes[i][v][r] for v, r in zip(vector[i].tolist(), rows_of[i].tolist())]
+        classes = [[int(chain.classes[i][v][r]) for v, r in zip(vector[i].tolist(), rows_of[i].tolist())]
                    for i in range(2)]
+        for i, p in enumerate(parties):
+            if p.qis:  # the released classes per vector: the party learns no row of them
+                needed: dict[int, set[int]] = {}
+                for v, c in zip(vector[i].tolist(), classes[i]):
+                    needed.setdefault(v, set()).add(c)
+                labels[i] = p.released_labels(chain.levels[i], {v: sorted(cs) for v, cs in needed.items()})
+            if p.per_row:
+                values[i] = p.released_values(p.keep([(int(r) + 1,) for r in np.unique(rows_of[i])]))
         rows = _merge(cj, parties, rows_of, vector, classes, labels, values)
     columns = [name for _, _, name in cj.output]
     with _stage(timings, "verify", parties):

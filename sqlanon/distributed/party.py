@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import numpy as np
 from sqlglot import exp
 
 from sqlanon.backends.connect import Database
@@ -23,7 +24,7 @@ from sqlanon.policy.model import QuasiIdentifier, TablePolicy
 from sqlanon.sql.templates import col, ident, table
 
 #: the pushed-down table's own columns (the released ones are c0, c1, … beside them)
-PID, RN = "pid", "rn"
+PID, RN, CELL = "pid", "rn", "cell"
 
 
 def size(rows: Sequence[Sequence[Any]]) -> int:
@@ -50,6 +51,9 @@ class Party:
     rows: int = 0
     #: per level vector asked for, the temp table of its class numbers (rn, cls)
     vectors: list[str] = field(default_factory=list)
+    #: the cells of the released quasi-identifiers (temp table), and each row's cell
+    cells: str = ""
+    cell_of_row: np.ndarray | None = None
     #: (quasi-identifier, level) → its number of labels
     counted: dict[tuple[str, int], int] = field(default_factory=dict)
     #: released column → its name in the pushed-down table
@@ -90,20 +94,37 @@ class Party:
         self.names = {c: f"c{i}" for i, c in enumerate(self.side.columns)}
         base = table(self.db.spelling.get(self.side.table.lower(), self.side.table))
         columns = [exp.alias_(col(c), n, quoted=True) for c, n in self.names.items()]
+        cell = [exp.alias_(self._rank(self._labels({q.column: 0 for q in self.qis})), CELL, quoted=True)
+                ] if self.qis else []
         if key is None:
             rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
                 exp.Ordered(this=col(n)) for n in self.names.values()]))
             self.src = self.ctx.create_temp("d2pt_src", exp.select(
-                exp.alias_(rn, RN, quoted=True), *[col(n) for n in self.names.values()]).from_(
+                exp.alias_(rn, RN, quoted=True), *cell, *[col(n) for n in self.names.values()]).from_(
                 exp.select(*columns).from_(base).subquery("x")))
-            return
-        inner = exp.select(exp.alias_(self.db.backend.pseudonym(col(self.side.key), key), PID, quoted=True),
-                           *columns).from_(base).where(exp.Not(this=exp.Is(this=col(self.side.key),
-                                                                           expression=exp.Null())))
-        rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=col(PID))]))
-        select = exp.select(col(PID), exp.alias_(rn, RN, quoted=True), *[col(n) for n in self.names.values()]
-                            ).from_(inner.subquery("x"))
-        self.src = self.ctx.create_temp("d2pt_src", select)
+        else:
+            inner = exp.select(exp.alias_(self.db.backend.pseudonym(col(self.side.key), key), PID, quoted=True),
+                               *columns).from_(base).where(exp.Not(this=exp.Is(this=col(self.side.key),
+                                                                               expression=exp.Null())))
+            rn = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=col(PID))]))
+            self.src = self.ctx.create_temp("d2pt_src", exp.select(
+                col(PID), exp.alias_(rn, RN, quoted=True), *cell, *[col(n) for n in self.names.values()]
+            ).from_(inner.subquery("x")))
+        if self.qis:
+            # the cells: each distinct combination of the released quasi-identifiers once
+            # (Adult: ~20,000 whatever the rows); the levels' classes are numbered over them
+            qi = [self.names[q.column] for q in self.qis]
+            self.cells = self.ctx.create_temp("d2pt_cells", exp.select(
+                col(CELL), *[exp.alias_(exp.Max(this=col(n)), n, quoted=True) for n in qi]).from_(
+                table(self.src)).group_by(col(CELL)))
+
+    def cell_of_rows(self) -> np.ndarray:
+        """Each row's cell (0-based), in row order: read once."""
+        if self.cell_of_row is None:
+            found = self._query(exp.select(col(CELL)).from_(table(self.src)).order_by(col(RN)))
+            self.cell_of_row = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found)) - 1
+            self.rows = len(found)
+        return self.cell_of_row
 
     def hashes(self, levels: dict[str, int] | None, column: str | None, key: bytes) -> list[str]:
         """Per row, in row order, the keyed hash of its labels at ``levels`` (a class both
@@ -112,14 +133,15 @@ class Party:
         def h(e: exp.Expression) -> exp.Expression:
             return exp.Coalesce(this=self.db.backend.pseudonym(e, key), expressions=[exp.Literal.string("0" * 16)])
 
-        if levels is not None:
+        if levels is not None:  # per cell, then per row
             parts = [h(g) for g in self._labels(levels)]
             value = self.db.backend.pseudonym(exp.Concat(expressions=parts) if len(parts) > 1 else parts[0], key)
-        else:
-            assert column is not None
-            value = h(col(self.names[column]))
-        found = [r[0] for r in self._query(exp.select(exp.alias_(value, "h", quoted=True)).from_(table(self.src))
-                                           .order_by(col(RN)))]
+            per_cell = [r[0] for r in self._query(exp.select(exp.alias_(value, "h", quoted=True))
+                                                  .from_(table(self.cells)).order_by(col(CELL)))]
+            return [per_cell[c] for c in self.cell_of_rows().tolist()]
+        assert column is not None
+        found = [r[0] for r in self._query(exp.select(exp.alias_(h(col(self.names[column])), "h", quoted=True))
+                                           .from_(table(self.src)).order_by(col(RN)))]
         self.rows = len(found)
         return found
 
@@ -156,14 +178,16 @@ class Party:
                  for v in values]
         return exp.Window(this=exp.Anonymous(this="DENSE_RANK"), order=exp.Order(expressions=order))
 
-    def classes(self, levels: dict[str, int]) -> list[int]:
-        """Every row's local class at ``levels``, as an opaque number (1, 2, …), in row order; kept
-        in a temp table of the vector's own, where the fragmenter finds the released classes."""
+    def classes(self, levels: dict[str, int]) -> np.ndarray:
+        """Every row's local class at ``levels``, as an opaque number (1, 2, …), in row order:
+        numbered over the cells, kept in a temp table of the vector's own (where the fragmenter
+        finds the released classes' labels), read per cell and spread to the rows here."""
         name = self.ctx.create_temp(f"d2pt_cls{len(self.vectors)}", exp.select(
-            col(RN), exp.alias_(self._rank(self._labels(levels)), "cls", quoted=True)).from_(table(self.src)))
+            col(CELL), exp.alias_(self._rank(self._labels(levels)), "cls", quoted=True)).from_(table(self.cells)))
         self.vectors.append(name)
-        rows = self._query(exp.select(col("cls")).from_(table(name)).order_by(col(RN)))
-        return [int(r[0]) for r in rows]
+        found = self._query(exp.select(col("cls")).from_(table(name)).order_by(col(CELL)))
+        per_cell = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
+        return per_cell[self.cell_of_rows()]
 
     def distinct(self, levels: dict[str, int]) -> dict[str, int]:
         """How many labels each quasi-identifier has at ``levels`` (Datafly's choice); a count
@@ -172,7 +196,7 @@ class Party:
         if new:
             row = self._query(exp.select(*[exp.Count(this=exp.Distinct(expressions=[self.db.backend.binary_text(
                 q.hierarchy.expr(col(self.names[q.column]), levels[q.column]))])) for q in new]
-                                         ).from_(table(self.src)))[0]
+                                         ).from_(table(self.cells)))[0]
             self.counted.update({(q.column, levels[q.column]): int(n) for q, n in zip(new, row)})
         return {q.column: self.counted[(q.column, levels[q.column])] for q in self.qis}
 
@@ -184,27 +208,29 @@ class Party:
         rows = self._query(exp.select(exp.alias_(rank, "v", quoted=True)).from_(table(self.src)).order_by(col(RN)))
         return [int(r[0]) for r in rows]
 
-    def keep(self, rows: list[tuple[int, int]]) -> str:
-        """The released rows (row number, index of the level vector each is released at): the
-        fragmenter's filter, sent in one bulk insert."""
+    def keep(self, rows: list[tuple[int, ...]], columns: tuple[str, ...] = (RN,)) -> str:
+        """Numbers the client sends in one bulk insert, into a temp table of ``columns``: the
+        released rows (with their level vector, for a union), or the released classes."""
         zero = exp.cast(exp.Literal.number(0), "BIGINT")
-        name = self.ctx.create_temp("d2pt_keep", exp.select(exp.alias_(zero, RN, quoted=True),
-                                                            exp.alias_(zero.copy(), "v", quoted=True)).where(exp.false()))
-        self.ctx.insert_many(exp.insert(exp.values([(exp.Placeholder(), exp.Placeholder())]), table(name),
-                                        columns=[ident(RN), ident("v")]), rows)
-        self.received += 16 * len(rows)
+        name = self.ctx.create_temp("d2pt_keep", exp.select(*[exp.alias_(zero.copy(), c, quoted=True)
+                                                              for c in columns]).where(exp.false()))
+        self.ctx.insert_many(exp.insert(exp.values([tuple(exp.Placeholder() for _ in columns)]), table(name),
+                                        columns=[ident(c) for c in columns]), rows)
+        self.received += 8 * len(columns) * len(rows)
         return name
 
-    def released_labels(self, vectors: list[dict[str, int]], used: list[int], keep: str) -> dict[tuple[int, int], tuple]:
-        """The labels of every class that holds a released row: (vector, class number) → labels;
-        one statement per level vector the release uses, over the rows it releases there."""
+    def released_labels(self, vectors: list[dict[str, int]], needed: dict[int, list[int]]) -> dict[tuple[int, int], tuple]:
+        """The labels of the released classes the client names per level vector: (vector, class
+        number) → labels. The party learns which of its classes are released at which vector,
+        not which rows."""
+        keep = self.keep([(v, c) for v, cs in needed.items() for c in cs], ("v", "cls"))
         out: dict[tuple[int, int], tuple] = {}
-        for v in used:
-            labels = [g.transform(lambda n: col(n.name, "s") if isinstance(n, exp.Column) else n)
+        for v in sorted(needed):
+            labels = [g.transform(lambda n: col(n.name, "e") if isinstance(n, exp.Column) else n)
                       for g in self._labels(vectors[v])]
             select = exp.select(col("cls", "c"), *labels).distinct().from_(table(keep, "k")).join(
-                table(self.src, "s"), on=exp.EQ(this=col(RN, "s"), expression=col(RN, "k"))).join(
-                table(self.vectors[v], "c"), on=exp.EQ(this=col(RN, "c"), expression=col(RN, "k"))).where(
+                table(self.vectors[v], "c"), on=exp.EQ(this=col("cls", "c"), expression=col("cls", "k"))).join(
+                table(self.cells, "e"), on=exp.EQ(this=col(CELL, "e"), expression=col(CELL, "c"))).where(
                 exp.EQ(this=col("v", "k"), expression=exp.Literal.number(v)))
             out.update({(v, int(r[0])): tuple(r[1:]) for r in self._query(select)})
         return out

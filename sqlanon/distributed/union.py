@@ -20,7 +20,7 @@ import numpy as np
 
 from sqlanon.distributed import synchronize as sync
 from sqlanon.distributed.d2pt import Answer, Report, _describe, _stage
-from sqlanon.distributed.party import Party
+from sqlanon.distributed.party import RN, Party
 from sqlanon.distributed.query import UnionAll
 from sqlanon.distributed.verify import measure
 from sqlanon.errors import QueryRejected, ReleaseRefused
@@ -126,7 +126,7 @@ def run(ua: UnionAll, parties: list[Party], overrides: Overrides) -> Answer:
         for p, n in zip(parties, sizes):
             mine = step[offset:offset + n]
             chosen = np.nonzero(mine >= 0)[0]
-            keep = p.keep([(int(r) + 1, int(mine[r])) for r in chosen])
+            keep = p.keep([(int(r) + 1, int(mine[r])) for r in chosen], (RN, "v"))
             out += p.released_rows(levels, sorted({int(v) for v in mine[chosen]}), keep)
             offset += n
         order = np.random.default_rng(secrets.randbits(128)).permutation(len(out))
