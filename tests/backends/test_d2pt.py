@@ -5,6 +5,7 @@ other query over two databases is refused by name."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
@@ -157,6 +158,20 @@ def test_ordered_distance_on_a_numeric_result(urls):
     assert min(sum(c.values()) for c in classes.values()) >= 4
     assert max(emd_ordered(c, whole) for c in classes.values()) <= 0.15 + 1e-9
     assert all(isinstance(r[2], int) for r in answer.rows)
+
+
+def test_entropy_l_diversity_on_the_joined_release(urls):
+    pol = policy()
+    pol["tables"]["lab.results"]["privacy"]["l"] = {"value": 3, "variant": "entropy", "attribute": "result"}
+    with federate(urls, pol) as f:
+        answer = f.execute(f"SELECT p.age, p.zip, l.result {JOIN}")
+    classes: dict[tuple, Counter] = defaultdict(Counter)
+    for r in answer.rows:
+        classes[r[:2]][r[2]] += 1
+    for c in classes.values():
+        n = sum(c.values())
+        assert -sum(x / n * math.log(x / n) for x in c.values()) >= math.log(3) - 1e-9
+    assert min(sum(c.values()) for c in classes.values()) >= 5
 
 
 def test_one_database_is_its_own_session(urls):
