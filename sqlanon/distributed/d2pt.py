@@ -5,16 +5,20 @@ Abbildung 23), on top of DPP2GA's loop: anonymizer, synchronizer, fragmenter.
 1. Anonymizer: each party pushes its selection into a temp table of its own database, the join
    key replaced by its pseudonym (HMAC-SHA-256 under a key drawn for this query, held by the
    client only: backends/keyed_hash.py), and generalizes its own quasi-identifiers there, one
-   full-domain level vector at a time; it tells the client only an opaque class number per row.
+   full-domain level vector at a time, over its cells (each distinct combination once); it tells
+   the client only an opaque class number per cell, and each row's cell once.
 2. Synchronizer (synchronize.py, in the client): joins the two pseudonym columns, forms the
    classes of the joined rows from both sides' class numbers, and judges them (k rows and k
-   persons, t, l) with the sensitive attribute as codes. While classes fail and their rows are
-   more than max_suppression allows, the quasi-identifier with the most labels (Datafly, as
-   DPP2GA) is generalized one level by the party that holds it, and the classes are synchronized
-   again: both sides end with classes that agree on the joined rows.
-3. Fragmenter: each party receives the row numbers it releases (one bulk insert) and returns
-   the labels of its released classes and the per-row values of its released rows; the client
-   merges them by the class pair (the paper's GID) into joined rows, in random order.
+   persons, t, l) with the sensitive attribute as codes. The chain of level vectors runs from
+   the raw values to the root, one quasi-identifier one level up per step, in Datafly's order
+   (the most labels, as DPP2GA), generalized by the party that holds it; each joined row is
+   released at the finest vector where its class, among the rows not placed finer, passes every
+   model (local recoding along the chain); rows that pass nowhere are withheld within
+   max_suppression, else the answer is refused.
+3. Fragmenter: the quasi-identifiers' party receives the released class numbers per vector and
+   returns their labels (the paper's GID table), the values' party receives the released row
+   numbers and returns their sensitive and insensitive values (one bulk insert each); the
+   client merges them by the class pair into joined rows, in random order.
 The release is then measured again on its rows alone (verify.py); any failure refuses it.
 """
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """One party of D2Pt: a database that anonymizes its own vertical part, inside itself.
 
 Its selection lands in one temp table (the pushdown): the join key's pseudonym (never the key),
-a row number in the order of the pseudonyms, and the columns the query releases from this side.
-Every later request is one set-based statement over that table whose answer is a column, never
-a row at a time: the pseudonyms (once), the class of every row at a vector of generalization
-levels (an opaque dense rank, not the labels), the distinct labels per quasi-identifier (a
-count), the sensitive attribute as codes, and at the end the labels of the released classes and
-the per-row values of the released rows only (the fragmenter's input).
+a row number in the order of the pseudonyms, each row's cell (the distinct combination of its
+released quasi-identifiers, numbered), and the columns the query releases from this side; the
+cells get a temp table of their own. Every later request is one set-based statement whose
+answer is a column, never a row at a time: the pseudonyms and cells (once), the class of every
+cell at a vector of generalization levels (an opaque dense rank, not the labels), the number of
+labels per quasi-identifier, the sensitive attribute as codes, and at the end the labels of the
+released classes and the values of the released rows only (the fragmenter's input).
 """
 from __future__ import annotations
 
