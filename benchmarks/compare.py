@@ -3,8 +3,9 @@
 On a shared machine the absolute seconds drift by more than most changes gain (the same
 statement took 1.1 s and, an hour later, 2.4 s), so a change is judged by a ratio: the runs of
 both checkouts alternate, each in a fresh process through its own ``methods.py --child``, and
-the fastest of each side is compared. The releases must agree too (rows suppressed, classes,
-KL sum): a speed-up that changes the release is reported as such.
+the fastest of each side is compared, by wall time and by the server's CPU time where the
+server runs here (server_cpu.py), which the load moves far less. The releases must agree too
+(rows suppressed, classes, KL sum): a speed-up that changes the release is reported as such.
 
 Usage:  git worktree add ../base <commit>
         python benchmarks/compare.py ../base [--backend postgresql] [--size adult|1m]
@@ -70,20 +71,28 @@ def main() -> None:
     methods.prepare(url)
     sides = {"other": a.other.resolve(), "this": HERE.parent}
     walls: dict[str, list[float]] = {s: [] for s in sides}
+    cpus: dict[str, list[float]] = {s: [] for s in sides}  # the server's CPU seconds (server_cpu.py)
     releases: dict[str, set] = {s: set() for s in sides}
     try:
         for r in range(a.rounds):
             for side, checkout in sides.items():
                 m = run(checkout, url, table, str(tmp), sensitive, privacy, a.repeat)
                 walls[side].append(m["wall"])
+                if m.get("server_cpu") is not None:
+                    cpus[side].append(m["server_cpu"])
                 releases[side].add((m["suppressed"], m["classes"], m["kl_sum"]))
-                print(f"round {r + 1} {side:5} {m['wall']:.3f} s  {m['statements']} statements", flush=True)
+                print(f"round {r + 1} {side:5} {m['wall']:.3f} s  server CPU {m.get('server_cpu')} s  "
+                      f"{m['statements']} statements", flush=True)
     finally:
         for stop in stops:
             stop()
     best = {s: min(w) for s, w in walls.items()}
+    cpu = {s: min(c) for s, c in cpus.items() if c}
     print(json.dumps({"backend": a.backend, "table": table, "config": a.config, "fastest": best,
                       "ratio_this_to_other": round(best["this"] / best["other"], 3),
+                      # less sensitive to the machine's load than the wall time
+                      "server_cpu": cpu, "cpu_ratio_this_to_other": round(cpu["this"] / cpu["other"], 3)
+                      if len(cpu) == 2 and cpu["other"] else None,
                       "same_release": releases["this"] == releases["other"] and len(releases["this"]) == 1}))
 
 
