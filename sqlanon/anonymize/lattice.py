@@ -9,7 +9,8 @@ parts fail, and a node's suppressed rows never exceed those of a node below it. 
 tagging: a node that meets the limit makes every successor meet it (``satisfied``), a node that
 fails makes every predecessor fail (``failed``), which is never evaluated. α-deassociation is
 monotone without suppression but not with it (a class above may fail as a whole where only one
-of its parts failed below, and withhold more rows), so with α a failing node tags nothing.
+of its parts failed below, and withhold more rows), and neither is t-closeness; with α or t a
+failing node tags by the rows that fail k or distinct l alone (Outcome.monotone).
 
 The metrics with suppression are not monotone, so every node that may beat the best found is
 evaluated; the order and the cut-off come from a lower bound computed without the database, the
@@ -58,6 +59,13 @@ class Outcome:
     shares: list[float]
     #: per quasi-identifier: label code → withheld rows (for kl and entropy; else empty)
     per_label: list[dict[int, int]] = field(default_factory=list)
+    #: rows of the failing classes released with every quasi-identifier at the root instead of
+    #: withheld (t-closeness, as ARX releases suppressed rows): counted in ``generalized``;
+    #: ``withheld``, ``shares`` and ``per_label`` still describe them as they would be withheld
+    rooted: int = 0
+    #: rows of the classes that fail the models monotone with suppression (k, distinct l): where
+    #: they exceed the limit, so do a predecessor's; None: ``withheld``
+    monotone: int | None = None
 
     @property
     def suppressed(self) -> int:
@@ -90,25 +98,29 @@ def arx_loss(parts: list[float]) -> float:
     return math.prod(1.0 + p for p in parts) ** (1.0 / len(parts)) - 1.0
 
 
-def kl_sum(domains: list[Domain], node: tuple[int, ...], total: int, per_label: list[dict[int, int]]) -> float:
+def kl_sum(domains: list[Domain], node: tuple[int, ...], total: int, per_label: list[dict[int, int]],
+           rooted: int = 0) -> float:
     """sqlanon's KL measure (metrics/kl_divergence.py) of the release at this node: per
     quasi-identifier, each label's released rows spread evenly over the selection's values below
-    it; D normalized by the values' entropy, summed over the quasi-identifiers."""
+    it; D normalized by the values' entropy, summed over the quasi-identifiers. ``rooted``: the
+    rows of ``per_label`` are released at the root (spread over every value), not withheld."""
     out = 0.0
     for d, lv, withheld in zip(domains, node, per_label):
         if lv == d.height:
-            released = {0: (total - sum(withheld.values()), len(d.values))}
+            released = {0: (total - sum(withheld.values()) + rooted, len(d.values))}
             label_of = {v: 0 for v in d.values}
         else:
             released = {c: (n - withheld.get(c, 0), m) for c, (n, _, m) in d.labels[lv].items()}
             label_of = d.value_labels[lv]
+        everywhere = rooted / total / len(d.values) if lv < d.height and d.values else 0.0
         entropy = -sum(n / total * math.log2(n / total) for n in d.values.values() if n)
         div = 0.0
         for v, n in d.values.items():
             rows, covered = released.get(label_of.get(v, -1), (0, 1))
-            if rows <= 0:
+            share = max(rows, 0) / total / covered + everywhere
+            if share <= 0:
                 return math.inf
-            div += n / total * math.log2((n / total) / (rows / total / covered))
+            div += n / total * math.log2((n / total) / share)
         out += max(div, 0.0) / entropy if entropy > 0 else max(div, 0.0)
     return out
 
@@ -190,7 +202,8 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
         ok, score, outcome = evaluate(node)
         result.evaluated += 1
         if not ok:
-            if tag and outcome.withheld > max(limit, 0):
+            beyond = outcome.withheld if outcome.monotone is None else outcome.monotone
+            if tag and beyond > max(limit, 0):
                 failed.update(p for p in itertools.product(*[range(lv + 1) for lv in node]))
             continue
         # an infinite KL is still a node within the limit; ties go to the lower node

@@ -99,12 +99,13 @@ def _consistent(table: str, req: Requirement, cls: Classification) -> Plan:
     """``consistent: true``: one generalization per column for the whole release, so that a
     label means the same in every row and two extracts join — what global (full-domain)
     recoding gives, and the local methods do not."""
-    missing = ["t-closeness"] if req.t is not None else []
+    missing = [f"t-closeness with the {req.t.distance} distance"] if req.t is not None and req.t.distance != "equal" \
+        else []
     if req.l is not None and req.l.variant != "distinct":
         missing.append(f"{req.l.variant} l-diversity")
     if missing:
-        raise PolicyError(f"privacy.consistent asks for global recoding, which builds k-anonymity, α and distinct "
-                          f"l-diversity, not {', '.join(missing)}", table=table)
+        raise PolicyError(f"privacy.consistent asks for global recoding, which builds k-anonymity, α, distinct "
+                          f"l-diversity and t-closeness with the equal distance, not {', '.join(missing)}", table=table)
     return Plan("global", f"auto: {cls} → global recoding (consistent: true asks for one generalization per "
                           f"column; the optimum under privacy.metric {req.metric})", req, cls)
 
