@@ -9,16 +9,25 @@ ages shifted by -2..+2 up to 1,000,000 rows, 15 columns; Adult itself as ``adult
 triples are spread like independent columns — the lattice search cannot settle them by the
 bound and must measure them. Per backend and table it times:
 
-- ``discover``: ``sqlanon.api.discover(table, max_size=3, threshold=0.95)`` — the lattice of
-  575 combinations (a random sample of 100,000 rows first on adult1m);
+- ``discover``: ``sqlanon.discover.discover(table, max_size=3, threshold=0.95)`` — the lattice of
+  575 combinations (a random sample of 100,000 rows first) — with the whole-table measurements
+  of a level two at a time on connections of their own (the default), and in turn, in the same
+  run, one at a time on one connection (``discover_one_connection``; ``speedup`` = its best time
+  over the default's);
 - ``risk``: ``sqlanon.api.risk`` over the six usual quasi-identifiers (age, education,
   marital_status, race, sex, native_country; on wide1m c1..c6), population 'usa'.
 
 Measured (PostgreSQL, 2 cores shared with other jobs; two runs): adult1m discover 7.5–9.3 s (78
 of 575 combinations measured, all on the sample; 497 settled by the bound), risk 0.3–0.7 s;
-wide1m discover 77–87 s (89 measured on the sample, 70 confirmed on the whole table by a GROUP
-BY of about a million groups, 0.8–1.2 s each: 45 minimal nearly unique combinations and 25 that
-qualified on the sample only), risk 0.8 s; Adult discover 2.9–3.0 s, risk 0.05–0.08 s.
+wide1m discover 77–87 s on one connection (89 measured on the sample, 70 confirmed on the whole
+table by a GROUP BY of about a million groups, 0.8–1.2 s each: 45 minimal nearly unique
+combinations and 25 that qualified on the sample only: 88 % of the time), risk 0.8 s; Adult
+discover 2.9–3.0 s, risk 0.05–0.08 s. With two connections (``--repeat 2``, load average ~10
+on the 2 cores): wide1m 96–104 s against 151–176 s on one connection (1.57×), adult1m 18.8–19.9
+s against 17.9–19.6 s (0.95×: one whole-table measurement, nothing to send side by side), risk
+1.3–1.5 s. Tried on wide1m and not kept (no clear win): GROUPING SETS over five combinations in
+one statement (1.2–1.5× slower than five statements), one combined integer key instead of
+three columns (1.09×), sort instead of hash aggregation (one run, 1.2×).
 
 Usage:  python benchmarks/discover_risk.py [--backends postgresql] [--sizes adult,1m,wide] [--max-size 3]
         [--repeat N] [--json out.json]
@@ -67,16 +76,34 @@ def prepare_wide(url: str) -> None:
     engine.dispose()
 
 
+def discover(url: str, table: str, max_size: int, workers: int):  # noqa: ANN201 - a Discovery
+    """``discover`` with ``workers`` exact measurements at a time (1: one connection, as before)."""
+    from sqlanon.backends.connect import open_database
+    from sqlanon.discover import discover as search
+
+    db = open_database(url)
+    try:
+        return search(db, table, max_size=max_size, threshold=0.95, workers=workers)
+    finally:
+        db.dispose()
+
+
 def measure(url: str, table: str, max_size: int, repeat: int) -> dict:
     from sqlanon import api
+    from sqlanon.discover.find import WORKERS
 
     out: dict = {}
-    walls = []
-    for _ in range(repeat):
+    walls, ones = [], []
+    for _ in range(repeat):  # one connection and side by side in turn, in the same run
         t0 = time.perf_counter()
-        d = api.discover(url, table, max_size=max_size, threshold=0.95)
+        discover(url, table, max_size, 1)
+        ones.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        d = discover(url, table, max_size, WORKERS)
         walls.append(time.perf_counter() - t0)
+    out["discover_one_connection"] = {"seconds": round(min(ones), 2), "walls": [round(w, 2) for w in ones]}
     out["discover"] = {"seconds": round(min(walls), 2), "walls": [round(w, 2) for w in walls], "rows": d.rows,
+                       "workers": WORKERS, "speedup": round(min(ones) / min(walls), 2),
                        "sample_rows": d.sample_rows, "lattice": d.lattice, "measured": d.measured,
                        "settled_by_bound": d.bounded, "on_sample": d.on_sample, "on_table": d.on_table,
                        "statements": d.statements,
