@@ -241,6 +241,7 @@ class Chain:
         self.classes: list[list[np.ndarray]] = [[_local(p, lv[0])] for p, lv in zip(parties, self.levels)]
         #: per step: each party's vector index
         self.vector = np.zeros((1, 2), dtype=np.int64)
+        self._joined: dict[int, tuple[np.ndarray, int]] = {}
 
     def has(self, step: int) -> bool:
         """Whether ``step`` exists (made now if it is the next one); False beyond the root."""
@@ -263,6 +264,13 @@ class Chain:
     def local(self, step: int) -> tuple[np.ndarray, np.ndarray]:
         return self.classes[0][self.vector[step, 0]], self.classes[1][self.vector[step, 1]]
 
+    def joined_classes(self, step: int, joined: sync.Join) -> tuple[np.ndarray, int]:
+        """The joined rows' classes at ``step`` (computed once: the release's distribution may
+        be settled in several passes over the chain)."""
+        if step not in self._joined:
+            self._joined[step] = sync.classes(joined, *self.local(step))
+        return self._joined[step]
+
 
 def _assign(chain: Chain, joined: sync.Join, req: Requirement, sensitive: np.ndarray | None,
             reference: np.ndarray | None) -> np.ndarray:
@@ -274,7 +282,7 @@ def _assign(chain: Chain, joined: sync.Join, req: Requirement, sensitive: np.nda
     i = 0
     while (step < 0).any() and chain.has(i):
         open_ = step < 0
-        of_row, n = sync.classes(joined, *chain.local(i))
+        of_row, n = chain.joined_classes(i, joined)
         verdict = sync.judge(of_row, n, joined, req.k, sensitive, keep=open_, reference=reference, t=req.t, l=req.l)
         step[open_ & ~verdict.failing[of_row]] = i
         i += 1

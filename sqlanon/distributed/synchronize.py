@@ -12,6 +12,7 @@ Written with NumPy: a million joined rows are a few vector operations, not a Pyt
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -31,6 +32,11 @@ class Join:
 
     def __len__(self) -> int:
         return len(self.left)
+
+    @cached_property
+    def one_per_person(self) -> bool:
+        """Every person has one joined row: persons are counted as rows."""
+        return len(np.unique(self.person)) == len(self.person)
 
 
 def as_numbers(pseudonyms: list[str]) -> np.ndarray:
@@ -88,8 +94,11 @@ def judge(of_row: np.ndarray, n: int, joined: Join, k: int, sensitive: np.ndarra
     reference = np.ones(len(of_row), dtype=bool) if reference is None else reference
     rows = of_row[keep]
     sizes = np.bincount(rows, minlength=n)
-    people = np.unique(rows.astype(np.int64) * (int(joined.person.max(initial=0)) + 1) + joined.person[keep])
-    persons = np.bincount(people // (int(joined.person.max(initial=0)) + 1), minlength=n)
+    if joined.one_per_person:
+        persons = sizes
+    else:
+        people = np.unique(rows.astype(np.int64) * (int(joined.person.max(initial=0)) + 1) + joined.person[keep])
+        persons = np.bincount(people // (int(joined.person.max(initial=0)) + 1), minlength=n)
     failing = (sizes < k) | (persons < k)
     if sensitive is not None and (t is not None or l is not None):
         domain = np.unique(sensitive[keep | reference])
