@@ -77,6 +77,9 @@ def requirement(parties: list[Party], overrides: Overrides) -> Requirement:
 def run(ua: UnionAll, parties: list[Party], overrides: Overrides) -> Answer:
     for p in parties:
         p.check()
+    if not parties[0].qis:
+        raise QueryRejected("union without quasi-identifiers across databases",
+                            "release at least one quasi-identifier, or query each database alone")
     req = requirement(parties, overrides)
     timings: dict[str, float] = {}
     key = secrets.token_bytes(32)  # for this query's label and value hashes; never stored

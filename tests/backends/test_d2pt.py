@@ -199,6 +199,8 @@ def test_one_database_is_its_own_session(urls):
     ("SELECT p.age, l.result FROM clinic.patients p JOIN (SELECT * FROM lab.results) l ON l.patient_id = p.id",
      "subquery across databases"),
     ("SELECT age FROM patients", "table without a database name"),
+    ("SELECT diagnosis FROM clinic.visits UNION ALL SELECT diagnosis FROM lab.visits",
+     "union without quasi-identifiers across databases"),
 ])
 def test_everything_else_is_refused_by_name(urls, sql, construct):
     with federate(urls, policy()) as f:
