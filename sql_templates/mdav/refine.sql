@@ -11,9 +11,16 @@ WITH pairs AS (
   SELECT DISTINCT CASE WHEN a < b THEN a ELSE b END AS a, CASE WHEN a < b THEN b ELSE a END AS b
   FROM :close
 ), members AS (
+  -- a UNION, not a join ON w.g = p.a OR w.g = p.b: no database hashes a join on an OR
   SELECT p.a, p.b, w.id, w.g, :da AS da, :db AS db
   FROM pairs AS p
-  JOIN :work AS w ON w.g = p.a OR w.g = p.b
+  JOIN :work AS w ON w.g = p.a
+  JOIN :cent AS ca ON ca.g = p.a
+  JOIN :cent AS cb ON cb.g = p.b
+  UNION ALL
+  SELECT p.a, p.b, w.id, w.g, :da AS da, :db AS db
+  FROM pairs AS p
+  JOIN :work AS w ON w.g = p.b
   JOIN :cent AS ca ON ca.g = p.a
   JOIN :cent AS cb ON cb.g = p.b
 ), ranked AS (
