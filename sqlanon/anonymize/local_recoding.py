@@ -102,6 +102,7 @@ class LocalRecoding:
                                columns=[exp.to_identifier(c, quoted=True) for c in ("step", *lnames)]))
         cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(1), "step")))
         rem = ctx.create_temp("rem", exp.select("*").from_(table(codes)))
+        other = ctx.create_temp("rem_b", exp.select("*").from_(table(codes)).where(exp.false()))
         taken = ctx.create_temp("taken", exp.select(col("cell"), exp.alias_(lit(0), "step"), *[
             exp.alias_(lit(0), k) for k in keys]).from_(table(codes)).where(exp.false()))
         fresh = ctx.create_temp("fresh", exp.select("*").from_(table(taken)).where(exp.false()))
@@ -111,19 +112,25 @@ class LocalRecoding:
             return exp.Case(ifs=[exp.If(this=col(lnames[i], "nd").eq(lit(lv)), true=col(f"c_{i}_{lv}", "r"))
                                  for lv in range(hs[i].height)], default=lit(0)) if hs[i].height else lit(0)
 
-        take = render("local/take", keys=[col(k) for k in keys], rem=rem, nodes=node_table, cur=cur, taken=taken,
-                      codes=[exp.alias_(code(i), keys[i]) for i in range(m)] or [exp.alias_(lit(0), "k_none")],
-                      k=lit(self.req.k), last=lit(len(nodes)))
         cell_cols = [exp.to_identifier(c, quoted=True) for c in ("cell", "step", *keys)]
+
+        def one_node(src_: str, dst: str) -> list[exp.Expression]:
+            """Release the classes of the current node among the cells of src_; the rest go to dst.
+            Every node sends the same statements, so a loop runs them inside the server."""
+            take = render("local/take", keys=[col(k) for k in keys], rem=src_, nodes=node_table, cur=cur,
+                          taken=taken, k=lit(self.req.k), last=lit(len(nodes)),
+                          codes=[exp.alias_(code(i), keys[i]) for i in range(m)] or [exp.alias_(lit(0), "k_none")])
+            return [be.empty(fresh), exp.insert(take, table(fresh), columns=cell_cols),
+                    exp.insert(exp.select("*").from_(table(fresh)), table(taken), columns=cell_cols),
+                    be.empty(dst), exp.insert(render("local/keep", src=src_, fresh=fresh), table(dst)),
+                    exp.update(table(cur), {"step": exp.Add(this=col("step"), expression=lit(1))})]
+
+        # two nodes per turn, from one table of cells left to the other and back; past the root
+        # a node releases nothing and copies the cells left, which end in ``rem``
         ctx.repeat(lambda: exp.select(exp.and_(
             exp.LTE(this=exp.select(col("step")).from_(table(cur)).subquery(), expression=lit(len(nodes))),
             exp.Exists(this=exp.select(lit(1)).from_(table(rem))))),
-            [be.empty(fresh), exp.insert(take, table(fresh), columns=cell_cols),
-             exp.insert(exp.select("*").from_(table(fresh)), table(taken), columns=cell_cols),
-             exp.delete(table(rem), where=exp.In(this=col("cell"), query=exp.select(col("cell")).from_(
-                 table(fresh)).subquery())),
-             exp.update(table(cur), {"step": exp.Add(this=col("step"), expression=lit(1))})],
-            key="local", hash_joins=True)
+            [*one_node(rem, other), *one_node(other, rem)], key="local", hash_joins=True)
 
         parts = ctx.create_temp("parts", render("local/parts", taken=taken, keys=[col(k) for k in keys]))
         # what the root left (fewer than k rows) joins the nearest class
@@ -143,7 +150,7 @@ class LocalRecoding:
         ctx.execute(exp.insert(render("local/join", rem=rem, shared=classes, cost=cost), table(parts),
                                columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid")]))
         steps = int(ctx.scalar(exp.select(col("step")).from_(table(cur))) or 1) - 1
-        ctx.drop(node_table, cur, rem, taken, fresh, classes)
+        ctx.drop(node_table, cur, rem, other, taken, fresh, classes)
 
         shared, labels, levels = class_labels(hs, be)
         labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes, cells=freq.cells,
