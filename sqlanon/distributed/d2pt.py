@@ -202,7 +202,7 @@ def run(cj: CrossJoin, parties: list[Party], overrides: Overrides) -> Answer:
                     needed.setdefault(v, set()).add(c)
                 labels[i] = p.released_labels(chain.levels[i], {v: sorted(cs) for v, cs in needed.items()})
             if p.per_row:
-                values[i] = p.released_values(p.keep([(int(r) + 1,) for r in np.unique(rows_of[i])]))
+                values[i] = p.released_values(np.unique(rows_of[i]))
         rows = _merge(cj, parties, rows_of, vector, classes, labels, values)
     columns = [name for _, _, name in cj.output]
     with _stage(timings, "verify", parties):

@@ -236,9 +236,19 @@ class Party:
             out.update({(v, int(r[0])): tuple(r[1:]) for r in self._query(select)})
         return out
 
-    def released_values(self, keep: str) -> dict[int, tuple]:
-        """The sensitive and insensitive values of the released rows only: row number → values."""
-        rows = self._query(exp.select(col(RN, "s"), *[col(self.names[c], "s") for c in self.per_row])
-                           .from_(table(self.src, "s")).join(table(keep, "k"), on=exp.EQ(
-                               this=col(RN, "k"), expression=col(RN, "s"))))
+    def released_values(self, released: np.ndarray) -> dict[int, tuple]:
+        """The sensitive and insensitive values of the released rows only (0-based row indexes):
+        row number → values. The client sends the released row numbers, or the withheld ones
+        where they are fewer (a join that releases every row sends nothing)."""
+        withheld = np.setdiff1d(np.arange(self.rows), released, assume_unique=True)
+        exclude = len(withheld) < len(released)
+        keep = self.keep([(int(r) + 1,) for r in (withheld if exclude else released)])
+        on = exp.EQ(this=col(RN, "k"), expression=col(RN, "s"))
+        select = exp.select(col(RN, "s"), *[col(self.names[c], "s") for c in self.per_row]).from_(table(self.src, "s"))
+        if exclude:
+            select = select.join(table(keep, "k"), on=on, join_type="left").where(
+                exp.Is(this=col(RN, "k"), expression=exp.Null()))
+        else:
+            select = select.join(table(keep, "k"), on=on)
+        rows = self._query(select)
         return {int(r[0]): tuple(r[1:]) for r in rows}

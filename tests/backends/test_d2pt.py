@@ -64,8 +64,16 @@ VISIT = {"quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20]
          "privacy": {"k": 6, "t": {"value": 0.25, "distance": "equal"}, "max_suppression": 0.04}}
 
 
+#: one result per patient, and 2,000 of persons the clinic does not know: most rows unmatched
+ARCHIVE = [(i, _rng.choice(["low", "normal", "high"])) for i in range(1, 601)] + [
+    (10_000 + i, _rng.choice(["low", "normal", "high"])) for i in range(2000)]
+
+
 def policy(t: dict | None = None, k: int = 5) -> dict:
     return {"tables": {"clinic.visits": VISIT, "lab.visits": VISIT,
+                       "lab.archive": {"identifiers": ["patient_id"], "sensitive": {"result": {"type": "categorical"}},
+                                       "privacy": {"k": 5, "t": {"value": 0.3, "distance": "equal"},
+                                                   "max_suppression": 0.04}},
         "clinic.patients": {"identifiers": ["id", "name"],
                             "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10, 20]},
                                                   "zip": {"type": "mask", "levels": [1, 2, 3, 5]},
@@ -87,6 +95,7 @@ def urls(pair: tuple[str, str], servers: ServerPool, tmp_path_factory: pytest.Te
                                         ("sex", "text")], patients)
         load_table(lab, "results", [("rid", "int"), ("patient_id", "int"), ("test", "text"), ("result", "text"),
                                     ("value", "int")], results)
+        load_table(lab, "archive", [("patient_id", "int"), ("result", "text")], ARCHIVE)
         half = len(VISITS) // 3
         for url, part in ((clinic, VISITS[:half]), (lab, VISITS[half:])):
             load_table(url, "visits", [("age", "int"), ("zip", "text"), ("sex", "text"), ("diagnosis", "text")], part)
@@ -172,6 +181,23 @@ def test_entropy_l_diversity_on_the_joined_release(urls):
         n = sum(c.values())
         assert -sum(x / n * math.log(x / n) for x in c.values()) >= math.log(3) - 1e-9
     assert min(sum(c.values()) for c in classes.values()) >= 5
+
+
+def test_a_join_that_matches_few_of_a_partys_rows(urls):
+    """The values' party is sent the few rows it releases (not the many it withholds), and
+    releases nothing of the rows the join does not match."""
+    with federate(urls, policy()) as f:
+        answer = f.execute("SELECT p.age, p.sex, a.result FROM clinic.patients p "
+                           "JOIN lab.archive a ON a.patient_id = p.id")
+    rows = answer.rows
+    classes: dict[tuple, Counter] = defaultdict(Counter)
+    for r in rows:
+        classes[r[:2]][r[2]] += 1
+    whole = Counter(r[2] for r in rows)
+    assert min(sum(c.values()) for c in classes.values()) >= 5
+    assert max(emd_equal(c, whole) for c in classes.values()) <= 0.3 + 1e-9
+    assert 0.96 * 600 <= len(rows) <= 600 and not whole - Counter(r for _, r in ARCHIVE[:600])
+    assert answer.report.parties["lab"]["received"] <= 8 * 600
 
 
 def test_one_database_is_its_own_session(urls):
@@ -261,6 +287,7 @@ def test_the_cli_names_several_databases(tmp_path: Path):
                                             ("sex", "text")], patients)
     load_table(urls["lab"], "results", [("rid", "int"), ("patient_id", "int"), ("test", "text"),
                                         ("result", "text"), ("value", "int")], results)
+    load_table(urls["lab"], "archive", [("patient_id", "int"), ("result", "text")], ARCHIVE)
     for url in urls.values():
         load_table(url, "visits", [("age", "int"), ("zip", "text"), ("sex", "text"), ("diagnosis", "text")], VISITS)
     pol = tmp_path / "policy.yml"
