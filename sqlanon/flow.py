@@ -94,13 +94,15 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
 
 def stream(db: Database, policy: Policy, sql: str, size: int, *, overrides: Overrides = Overrides(),
            created: list[str] | None = None, progress: Callable[[str], None] | None = None,
-           guard: Guard | None = None, spend: Spend | None = None) -> Streamed:
+           guard: Guard | None = None, spend: Spend | None = None,
+           answered: Callable[[Report], None] | None = None) -> Streamed:
     """``run``, the answer read from the database ``size`` rows at a time as its reader asks
     (finish/stream.py): the same stages, the release verified before the answer's statement
-    runs; the run ends when the rows are read or closed."""
+    runs, after ``answered`` was given the report; the run ends when the rows are read or closed."""
     with _understood(db):
         result, _, _ = _run(db, policy, sql, overrides=overrides, live=True, timed=False, created=created,
-                            progress=progress, into=None, guard=guard, spend=spend, stream=size)
+                            progress=progress, into=None, guard=guard, spend=spend,
+                            stream=Streaming(size, answered))
     assert isinstance(result, Streamed)
     return result
 
@@ -118,7 +120,7 @@ def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
 def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
          created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
          guard: Guard | None, spend: Spend | None = None,
-         stream: int | None = None) -> tuple[Result | Streamed, RunContext, Plan | None]:
+         stream: Streaming | None = None) -> tuple[Result | Streamed, RunContext, Plan | None]:
     t0 = time.perf_counter()
     parsed, analysis = _analyze(db, policy, sql)
     front = time.perf_counter() - t0
@@ -396,24 +398,37 @@ def _levels(frag: Fragment, histogram: dict[str, dict[int, int]],
     return out
 
 
-def _answer(ctx: RunContext, statement: exp.Expression, stream: int | None) -> tuple[list[str], list[Row] | Rows]:
-    """The answer's columns and rows: all of them read now, or (``stream``: a batch size) a
-    cursor's to be read as the reader asks."""
+@dataclass(frozen=True)
+class Streaming:
+    """An answer read ``size`` rows at a time as its reader asks. ``answered`` (the caller's
+    release log) is given the report before the answer's statement runs: a cursor open on
+    SQLite would hold a read lock that another connection's write waits for."""
+    size: int
+    answered: Callable[[Report], None] | None = None
+
+
+def _answer(ctx: RunContext, statement: exp.Expression,
+            stream: Streaming | None) -> tuple[list[str], list[Row] | Rows]:
+    """The answer's columns and rows: all of them read now, or rows whose statement runs when
+    the answer is handed over (``_handed``), to be read as the reader asks."""
     if stream is None:
         return _fetch(ctx.execute(statement))
-    cur = ctx.stream(statement, stream)
-    columns = [d[0] for d in cur.description] if cur is not None and cur.description else []
-    return columns, Rows(cur, ctx.backend, stream, abandon=ctx.abandon_stream)
+    return [], Rows(None, ctx.backend, stream.size, abandon=ctx.abandon_stream,
+                    start=lambda: ctx.stream(statement, stream.size))
 
 
 def _handed(columns: list[str], rows: list[Row] | Rows, report: Report, run: ExitStack,
-            stream: int | None) -> Result | Streamed:
+            stream: Streaming | None) -> Result | Streamed:
     """The answer; a streamed one takes the run over from ``run``: its rows end it."""
     if stream is None:
         assert isinstance(rows, list)
         return Result(columns, rows, report)
+    if stream.answered is not None:
+        stream.answered(report)
     if isinstance(rows, list):  # read already (a differentially private answer): the run ends now
         return Streamed(columns, Rows.of(rows), report)
+    columns = rows.begin()
+    report.statements += 1  # the answer's own, sent after the report was written
     rows.hold(run.pop_all())
     return Streamed(columns, rows, report)
 

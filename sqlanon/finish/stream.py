@@ -32,7 +32,7 @@ class Rows:
     """The rows of an answer, read once, in batches: iterate, or ``fetchmany(n)``."""
 
     def __init__(self, cursor: Any, backend: Backend | None = None, size: int = BATCH,
-                 abandon: Callable[[], None] | None = None):
+                 abandon: Callable[[], None] | None = None, start: Callable[[], Any] | None = None):
         self.size = size
         #: rows handed to the reader so far
         self.count = 0
@@ -43,7 +43,9 @@ class Rows:
         self._backend = backend
         self._buffer: deque[Row] = deque()
         self._run: ExitStack | None = None
-        self._done = cursor is None
+        #: runs the answer's statement and returns its cursor (``begin``)
+        self._start = start
+        self._done = cursor is None and start is None
         #: told when the rows are closed before the last: the run stops the answer its own way
         self._abandon = abandon
 
@@ -53,6 +55,14 @@ class Rows:
         out = cls(None)
         out._buffer.extend(rows)
         return out
+
+    def begin(self) -> list[str]:
+        """Run the answer's statement; the names of its columns."""
+        if self._start is not None:
+            self._cursor, self._start = self._start(), None
+            self._done = self._cursor is None  # a static explain sends nothing
+        description = getattr(self._cursor, "description", None)
+        return [d[0] for d in description] if description else []
 
     def hold(self, run: ExitStack) -> None:
         """Take over the run the rows come from (its connection, its temp tables): it ends when
