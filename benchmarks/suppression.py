@@ -38,6 +38,8 @@ CONFIGS = [
     ("(α,k) k=5 α=0.5 on >50K", "income", {"k": 5, "alpha": {"value": 0.5, "protect": [">50K"]}}, "alpha_k", 0.04),
     ("k=5", "occupation", {"k": 5}, "mondrian", 0.04),
     ("k=5 local recoding", "occupation", {"k": 5}, "local", 0.04),
+    ("(α,k) k=5 α=0.5 on >50K, local recoding", "income", {"k": 5, "alpha": {"value": 0.5, "protect": [">50K"]}},
+     "local", 0.04),
     ("SABRE k=5 t=0.2 (equal)", "occupation", {"k": 5, "t": {"value": 0.2, "distance": "equal"}}, "sabre", 0.04),
 ]
 
