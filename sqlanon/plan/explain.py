@@ -13,7 +13,8 @@ from sqlanon.finish.text import requirement_text
 
 #: said in a static explain, where the search's loop is shown once
 ONE_ROUND = ("the search repeats its round of statements (per generalization level for alpha_k, per cutting pass "
-             "for mondrian, per probe of the number of classes for sabre, per group for mdav and vmdav, inside one "
+             "for mondrian, per two lattice nodes and per round of joins for local, per probe of the number of classes "
+             "for sabre, per group for mdav and vmdav, inside one "
              "server-side loop where the database has one); explain --analyze runs it and lists every statement")
 
 
