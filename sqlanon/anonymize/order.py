@@ -40,6 +40,9 @@ def qi_order(frag: Fragment, freq: str, ctx: RunContext) -> tuple[list[exp.Expre
         raw = be.binary_text(col("x")) if q.column in frag.text_columns else col("x")
         codes[i] = ctx.create_temp(f"ocodes_{i}", render(
             "anonymize/order_codes", path=path + [raw], x=col(f"raw_{i}"), src=freq))
+        index = be.lookup_index(codes[i], "x")  # every row looks its code up (join_codes)
+        if index is not None:
+            ctx.run_text(index)
     if not order:
         return [], codes, n
     # the largest number of each table (text the backend groups apart may number more values

@@ -69,6 +69,8 @@ class Backend:
     transactional_ddl: ClassVar[bool] = True
     #: the database can keep sqlanon's catalog (keys, transactions, row writes; not Spark)
     keeps_catalog: ClassVar[bool] = True
+    #: the proxies may serve it (not Spark yet: refused by name)
+    proxied: ClassVar[bool] = True
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -170,6 +172,12 @@ class Backend:
         ``columns`` of pipeline table ``name``, or None where it plans as well without them.
         Asked for small tables that later statements join to the full rows (the cells), on the
         join columns, never for the rows themselves."""
+        return None
+
+    def lookup_index(self, name: str, column: str) -> str | None:
+        """The statement (generated SQL) that lets every row look its value up in small pipeline
+        table ``name`` by equality on ``column`` (a value's code), or None where the planner's
+        hash join serves as well. It must leave the table as it is where it cannot index it."""
         return None
 
     # -- who may read what (backends/access.py) ------------------------------------------------
