@@ -74,6 +74,9 @@ class Federation:
     def __init__(self, sessions: dict[str, Any]):
         #: database name → its Session (sqlanon.api)
         self.sessions = sessions
+        #: database name → the temp tables the last cross-database answer made there (all
+        #: dropped when it returned or raised)
+        self.last_temp_tables: dict[str, list[str]] = {}
 
     @property
     def names(self) -> frozenset[str]:
@@ -131,6 +134,7 @@ class Federation:
     def _across(self, sql: str, tree: Any, overrides: Overrides) -> Answer:
         t0 = time.perf_counter()
         sessions = []
+        self.last_temp_tables = {}
         try:
             cj: q.CrossJoin | q.UnionAll = q.union_all(tree, self.names) if isinstance(
                 tree, exp.Union) else q.cross_join(tree, self.names)
@@ -143,7 +147,8 @@ class Federation:
                         raise QueryRejected("cross-database join with an unprotected table",
                                             f"{side.database}.{side.table}: the policy must describe both tables")
                     stack.enter_context(translated(s.db.backend))
-                    ctx = stack.enter_context(RunContext(s.db))
+                    self.last_temp_tables[side.database] = created = []
+                    ctx = stack.enter_context(RunContext(s.db, created=created))
                     parties.append(Party(side.database, s.db, tp, side, ctx))
                 answer = union.run(cj, parties, overrides) if isinstance(cj, q.UnionAll) else run(
                     cj, parties, overrides)

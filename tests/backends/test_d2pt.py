@@ -257,6 +257,28 @@ def test_an_unsatisfiable_requirement_is_refused(urls):
         f.execute(QUERY)
 
 
+def test_no_temp_tables_left_in_either_database(urls):
+    def leftovers(f) -> list[str]:
+        out = []
+        for name, session in f.sessions.items():
+            # the pool holds the one connection every run used: temp tables live in that session
+            assert session.db.engine.pool.checkedin() == 1
+            raw = session.db.raw_connection()
+            try:
+                cur = raw.cursor()
+                out += [t for t in f.last_temp_tables[name] if session.db.backend.temp_table_exists(cur, t)]
+            finally:
+                raw.close()
+        return out
+
+    with federate(urls, policy()) as f:
+        f.execute(QUERY)
+        assert all(f.last_temp_tables.values()) and leftovers(f) == []
+        with pytest.raises(ReleaseRefused):
+            f.execute(QUERY, k=700)
+        assert all(f.last_temp_tables.values()) and leftovers(f) == []
+
+
 def test_the_pseudonym_is_one_hmac_everywhere(backend, servers, tmp_path: Path):
     """The SQL of Backend.pseudonym is HMAC-SHA-256 (Python's hmac) on every backend."""
     key = bytes(range(32))
