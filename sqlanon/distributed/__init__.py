@@ -147,7 +147,8 @@ class Federation:
                         raise QueryRejected("cross-database join with an unprotected table",
                                             f"{side.database}.{side.table}: the policy must describe both tables")
                     stack.enter_context(translated(s.db.backend))
-                    self.last_temp_tables[side.database] = created = []
+                    created: list[str] = []
+                    self.last_temp_tables[side.database] = created
                     ctx = stack.enter_context(RunContext(s.db, created=created))
                     parties.append(Party(side.database, s.db, tp, side, ctx))
                 answer = union.run(cj, parties, overrides) if isinstance(cj, q.UnionAll) else run(
