@@ -90,7 +90,7 @@ class Federation:
         if len(named) <= 1:
             name = self._one(named)
             s = self.sessions[name]
-            return s.execute(s.db.backend.render(q.strip(tree, name)), k=k, alpha=alpha, l=l, t=t, method=method,
+            return s.execute(s.db.backend.render(self._own(sql, name)), k=k, alpha=alpha, l=l, t=t, method=method,
                              **kw)
         return self._across(sql, tree, Overrides(k, alpha, l, t, method))
 
@@ -102,7 +102,7 @@ class Federation:
         if len(named) <= 1:
             name = self._one(named)
             s = self.sessions[name]
-            return s.stream(s.db.backend.render(q.strip(tree, name)), **kw)
+            return s.stream(s.db.backend.render(self._own(sql, name)), **kw)
         asked = Overrides(kw.get("k"), kw.get("alpha"), kw.get("l"), kw.get("t"), kw.get("method"))
         return Batches(self._across(sql, tree, asked), kw.get("size") or BATCH)
 
@@ -123,7 +123,12 @@ class Federation:
                                 "sent and received")
         name = self._one(named)
         s = self.sessions[name]
-        return getattr(s, how)(s.db.backend.render(q.strip(tree, name)), **kw)
+        return getattr(s, how)(s.db.backend.render(self._own(sql, name)), **kw)
+
+    def _own(self, sql: str, name: str) -> exp.Expression:
+        """``sql`` as its one database reads it: parsed again in that database's dialect (its
+        quoting), the federation's qualifier removed."""
+        return q.strip(q.parse(sql, self.sessions[name].db.backend.dialect), name)
 
     def _one(self, named: set[str]) -> str:
         if not named and len(self.sessions) > 1:

@@ -53,9 +53,9 @@ class CrossJoin:
     output: tuple[tuple[int, str, str], ...]
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(sql: str, dialect: str | None = None) -> exp.Expression:
     try:
-        trees = sqlglot.parse(sql)
+        trees = sqlglot.parse(sql, dialect=dialect)
     except sqlglot.errors.ParseError as e:
         raise QueryRejected("unparsable SQL", str(e).splitlines()[0]) from None
     trees = [t for t in trees if t is not None]
