@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what the tests need and run the whole suite on SQLite, PostgreSQL and MariaDB.
+# Install what the tests need and run the whole suite on SQLite, PostgreSQL and MariaDB (and the
+# tests marked spark on a local Spark).
 # Servers: SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL if set; otherwise Docker
 # (testcontainers) if an engine is reachable; otherwise local servers from Debian's packages,
 # installed here when missing (needs root or sudo).
@@ -8,10 +9,12 @@ cd "$(dirname "$0")/.."
 need=()
 if [ -z "${SQLANON_TEST_POSTGRESQL_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then need+=(postgresql); fi
 if [ -z "${SQLANON_TEST_MYSQL_URL:-}" ] && ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then need+=(mariadb-server); fi
+# the spark backend's tests run pyspark's bundled Spark in this process, on Java 17
+if ! command -v java >/dev/null 2>&1; then need+=(openjdk-17-jre-headless); fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-python3 -m pip install -q -e '.[test]'
+python3 -m pip install -q -e '.[test,spark]'
 exec python3 -m pytest "$@"

@@ -52,6 +52,7 @@ class SparkBackend(Backend):
     fast_recursion = False
     transactional_ddl = False
     keeps_catalog = False
+    proxied = False
     roles = False
 
     def unsupported(self) -> str | None:

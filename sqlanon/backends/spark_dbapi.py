@@ -150,6 +150,8 @@ class Cursor:
     # -- DB-API ---------------------------------------------------------------------------
     def execute(self, sql: str, parameters: Sequence[Any] | dict | None = None) -> "Cursor":
         if parameters:
+            if _VALUES.match(sql):  # SQLAlchemy's insert of one row
+                return self.executemany(sql, [parameters])  # type: ignore[list-item]
             raise NotSupportedError("statements with parameters (sqlanon writes its values as literals)")
         self.description, self._df, self._rows, self.rowcount = None, None, None, -1
         try:

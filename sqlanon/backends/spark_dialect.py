@@ -57,7 +57,7 @@ class SparkDialect(default.DefaultDialect):
         return spark_dbapi
 
     def create_connect_args(self, url: sa.URL) -> Any:
-        conf = {k: str(v) for k, v in url.query.items() if k.startswith("spark.") or k == "master"}
+        conf = {k: str(v) for k, v in url.query.items() if k.startswith("spark.") or k in ("master", "parquet")}
         return [], {"url": url.render_as_string(hide_password=True), "database": url.database or None, "conf": conf}
 
     # -- no transactions, nothing to ping ----------------------------------------------------
@@ -97,7 +97,7 @@ class SparkDialect(default.DefaultDialect):
     def _tables(self, connection: Any, schema: str | None, kind: str) -> list[str]:
         # SHOW TABLES, not catalog.listTables, which asks the catalog again for every table
         session = self._session(connection)
-        where = f" IN `{schema}`" if schema else ""
+        where = f" IN {_name(schema)}" if schema else ""
         views = {r.viewName for r in session.sql(f"SHOW VIEWS{where}").collect() if not r.isTemporary}
         if kind == "view":
             return sorted(views)
@@ -114,17 +114,14 @@ class SparkDialect(default.DefaultDialect):
         return [d.name for d in self._session(connection).catalog.listDatabases()]
 
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
-        session = self._session(connection)
-        return bool(session.catalog.tableExists(table_name, schema) if schema else session.catalog.tableExists(table_name))
+        return bool(self._session(connection).catalog.tableExists(_name(table_name, schema)))
 
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         return bool(self._session(connection).catalog.databaseExists(schema_name))
 
     def get_columns(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> Any:
-        session = self._session(connection)
-        name = f"`{schema}`.`{table_name}`" if schema else f"`{table_name}`"
         out = []
-        for f in session.table(name).schema.fields:
+        for f in self._session(connection).table(_name(table_name, schema)).schema.fields:
             simple = f.dataType.simpleString()
             base = simple.split("(")[0]
             if base == "decimal":
@@ -151,3 +148,9 @@ class SparkDialect(default.DefaultDialect):
 
     def get_check_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         return []
+
+
+def _name(name: str, schema: str | None = None) -> str:
+    """``schema.name`` quoted for Spark."""
+    quoted = "`" + name.replace("`", "``") + "`"
+    return f"{_name(schema)}.{quoted}" if schema else quoted

@@ -2,9 +2,11 @@
 
 ``spark:///db`` runs Spark in this process (``local[*]``, or ``?master=local[2]``);
 ``spark://host:7077/db`` connects to that standalone master. Other query parameters that start
-with ``spark.`` are the session's settings (``?spark.sql.shuffle.partitions=8``). A session the
-application made itself (``sqlanon.connect(spark=session)``) is used as it is: its settings are
-the application's.
+with ``spark.`` are the session's settings (``?spark.sql.shuffle.partitions=8``; a Hive metastore
+with ``spark.sql.catalogImplementation=hive``). ``?parquet=DIR`` makes every Parquet directory
+in DIR a table of ``db`` (what a new process needs to see a warehouse without a metastore: the
+CLI). A session the application made itself (``sqlanon.connect(spark=session)``) is used as it
+is: its settings are the application's.
 """
 from __future__ import annotations
 
@@ -20,9 +22,16 @@ DEFAULTS = {"spark.ui.showConsoleProgress": "false",
             "spark.sql.legacy.createHiveTableByDefault": "false"}
 
 
-def use(session: Any) -> None:
-    """Serve ``spark://`` URLs from ``session`` (an application's own SparkSession)."""
-    _handed[:] = [session]
+def use(session: Any | None) -> None:
+    """Serve ``spark://`` URLs from ``session`` (an application's own SparkSession; None: no
+    longer)."""
+    _handed[:] = [] if session is None else [session]
+
+
+def handed_in(session: Any) -> str:
+    """The URL of an application's own ``session``, served from here on (its current database)."""
+    use(session)
+    return f"spark:///{session.catalog.currentDatabase()}"
 
 
 def spark_session(url: str = "", conf: dict[str, str] | None = None) -> Any:
@@ -36,12 +45,33 @@ def spark_session(url: str = "", conf: dict[str, str] | None = None) -> Any:
         return active
     settings = {**DEFAULTS, **(conf or {})}
     master = settings.pop("master", None) or _master(url)
+    parquet = settings.pop("parquet", None)
     builder = SparkSession.builder.master(master).appName("sqlanon")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if parquet:
+        _register(session, url, parquet)
     return session
+
+
+def _register(session: Any, url: str, directory: str) -> None:
+    """Every Parquet directory in ``directory`` as a table of the URL's database (made when missing)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlglot import exp
+
+    database = exp.to_identifier(make_url(url).database or "default", quoted=True)
+    session.sql(exp.Create(this=database, kind="SCHEMA", exists=True).sql("spark"))
+    for path in sorted(Path(directory).iterdir()):
+        if path.is_dir() and any(path.glob("*.parquet")):
+            session.sql(exp.Create(
+                this=exp.Table(this=exp.to_identifier(path.name, quoted=True), db=database.copy()), kind="TABLE",
+                exists=True, properties=exp.Properties(expressions=[
+                    exp.FileFormatProperty(this=exp.Var(this="PARQUET")),
+                    exp.LocationProperty(this=exp.Literal.string(str(path.resolve())))])).sql("spark"))
 
 
 def _master(url: str) -> str:

@@ -109,6 +109,9 @@ class Proxy:
         self.users: Users = load_users(config.users)
         self.session = api.connect(config.url, config.policy, reader_role=config.reader_role,
                                    unrestricted=config.unrestricted)
+        if not self.session.db.backend.proxied:
+            self.session.close()
+            raise ProxyError(f"the proxy does not serve {self.session.db.backend.title} (yet): use the library or the CLI")
         if self.session.catalog is None and not config.without_catalog:
             self.session.close()
             raise ProxyError("the proxy serves protected tables only with a catalog, whose defences work across "
