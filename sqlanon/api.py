@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, overload
 
@@ -13,6 +14,7 @@ from sqlanon.access import DEFAULT_READER, UNENFORCED, enforce
 from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.backends.faults import translated
+from sqlanon.backends.spark_session import handed_in
 from sqlanon.catalog import Catalog, open_catalog
 from sqlanon.catalog.budget import reserve, spent
 from sqlanon.catalog.consistency import Consistency
@@ -22,7 +24,7 @@ from sqlanon.catalog.policies import stored_policy
 from sqlanon.dp import Spend, spent_note
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
-from sqlanon.finish.stream import BATCH, Streamed
+from sqlanon.finish.stream import BATCH, Rows, Streamed
 from sqlanon.flow import Admission, Guard, Result, Target, admit, check, choose, materialize, run, stream
 from sqlanon.plan import Plan
 from sqlanon.plan.explain import Explanation
@@ -64,6 +66,8 @@ class Session:
         self.last_temp_tables: list[str] = []
         #: the unrestricted account has been warned of in the log (once per session)
         self._warned = False
+        #: answers still being streamed: closing the session ends their runs
+        self._streams: weakref.WeakSet[Rows] = weakref.WeakSet()
 
     @property
     def backend(self) -> str:
@@ -111,21 +115,18 @@ class Session:
                 result = stream(self.db, self.policy, sql, size,
                                 overrides=Overrides(k, alpha, l, t, method, risk, population),
                                 created=self.last_temp_tables, progress=progress, guard=self._guard(),
-                                spend=self._spend())
+                                spend=self._spend(), answered=self._answered)
         except SqlanonError as e:
             self._record(sql, e, time.perf_counter() - t0)
             raise
-        try:
-            self._answered(result.report)
-        except BaseException:
-            result.close()
-            raise
         report = result.report  # not the answer itself: a reader that drops it ends the run at once
         result.rows.on_close = lambda n, _complete: self._recorded(sql, report, t0, n)
+        self._streams.add(result.rows)
         return result
 
     def _answered(self, r: Report) -> None:
-        """An answer's notes and its entry in the release log, before its rows are handed over."""
+        """An answer's notes and its entry in the release log, before its rows are handed over
+        (a streamed answer's before its statement runs)."""
         if not self.db.enforced:
             r.notes.append(UNENFORCED)
             if not self._warned:
@@ -361,6 +362,11 @@ class Session:
                            tuple(ctx.statements), analyze)
 
     def close(self) -> None:
+        for rows in list(self._streams):  # a reader that leaves the session mid-answer
+            try:
+                rows.close()
+            except SqlanonError as e:  # its run ended anyway; the session closes
+                log.debug("sqlanon: closing an answer with its session: %s", e)
         self.db.dispose()
 
     def __enter__(self) -> "Session":
@@ -376,20 +382,21 @@ class Session:
 
 
 @overload
-def connect(url: str, policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
+def connect(url: str = "", policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
             client: str = "library", front_end: str = "library", reader_role: str = DEFAULT_READER,
-            unrestricted: bool = False) -> Session: ...
+            unrestricted: bool = False, spark: Any = None) -> Session: ...
 
 
 @overload
 def connect(url: dict[str, str], policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
             client: str = "library", front_end: str = "library", reader_role: str | dict[str, str] = DEFAULT_READER,
-            unrestricted: bool = False) -> Federation: ...
+            unrestricted: bool = False, spark: Any = None) -> Federation: ...
 
 
-def connect(url: str | dict[str, str], policy: str | Path | dict | Policy | None = None, *,
+def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy | None = None, *,
             catalog: bool | None = None, client: str = "library", front_end: str = "library",
-            reader_role: str | dict[str, str] = DEFAULT_READER, unrestricted: bool = False) -> Session | Federation:
+            reader_role: str | dict[str, str] = DEFAULT_READER, unrestricted: bool = False,
+            spark: Any = None) -> Session | Federation:
     """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables.
 
     Several databases, each under a name (``{"clinic": url1, "lab": url2}``), give a
@@ -404,7 +411,12 @@ def connect(url: str | dict[str, str], policy: str | Path | dict | Policy | None
     The database must refuse the login's raw reads of protected tables and of the catalog,
     which only the pipeline reads, under ``reader_role`` (sqlanon.access; ``sqlanon db grants``
     sets it up). ``unrestricted=True`` serves a login that can read them, for development only:
-    every report then says that a fault of the analyzer would return raw rows."""
+    every report then says that a fault of the analyzer would return raw rows.
+
+    ``spark``: an application's own SparkSession instead of a URL; its current database's tables
+    are served (sqlanon.backends.spark)."""
+    if spark is not None:
+        url = handed_in(spark)
     if isinstance(url, dict):
         from sqlanon.distributed import connect as federate
 

@@ -174,3 +174,52 @@ def test_the_reader_holds_a_batch_not_the_answer(db_url):
             other.close()
     assert n == len(whole) == 30000
     assert streamed < held / 5, (streamed, held)
+
+
+def test_a_streamed_release_is_logged_before_its_rows(db_url):
+    """With a catalog, the release log has the answer before its first row; an answer that joins
+    an unprotected table holds no read lock while it is logged (SQLite) and is audited when read."""
+    load_table(db_url, "s", [("a", "int"), ("d", "text"), ("v", "text")],
+               [(i % 60, f"d{i % 7}", f"v{i:05d}") for i in range(ROWS)])
+    load_table(db_url, "plain", [("x", "int")], [(i,) for i in range(500)])
+    with connect(db_url, POLICY, catalog=True) as s:
+        with s.stream("SELECT s.a, s.d, s.v, plain.x FROM s JOIN plain ON plain.x = 7", size=100) as res:
+            assert [r["table_name"] for r in s.releases()] == ["s"]
+            rows = list(res)
+        assert len(rows) == ROWS and {r[3] for r in rows} == {7}
+        assert_alpha_k(rows, qi=[0], sens=1, k=5, alpha=None)
+        with s.stream(QUERY) as res:  # the next answer is checked against the logged one
+            assert len(res.fetchmany(10)) == 10
+        assert [r["table_name"] for r in s.releases()] == ["s", "s"]
+
+
+def test_closing_the_session_ends_its_answers(db_url, backend):
+    load_table(db_url, "s", [("a", "int"), ("d", "text"), ("v", "text")],
+               [(i % 60, f"d{i % 7}", f"v{i:05d}") for i in range(ROWS)])
+    s = connect(db_url, POLICY)
+    rows = iter(s.stream(QUERY, size=100))
+    next(rows)
+    if backend == "postgresql":
+        assert server_temp_tables(db_url)
+    s.close()
+    assert rows.closed and s.db.engine.pool.checkedout() == 0
+    if backend == "postgresql":
+        assert server_temp_tables(db_url) == []
+
+
+@pytest.mark.backends("postgresql")
+def test_a_connection_lost_mid_answer_is_an_error_and_leaves_nothing(session, db_url):
+    """PostgreSQL: every batch is a FETCH of the named cursor (MariaDB may have sent a small
+    answer whole into the socket's buffers before the kill)."""
+    res = session.stream(QUERY, size=100)
+    res.fetchmany(10)
+    engine = sa.create_engine(db_url)
+    login = sa.engine.make_url(session.db.url).username
+    with engine.connect() as c:  # the administrator ends the login's sessions
+        c.exec_driver_sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (login,))
+    engine.dispose()
+    with pytest.raises(sqlanon.BackendError):
+        res.fetchmany(ROWS)
+    res.close()
+    assert leftovers(session, db_url) == []
+    assert len(session.execute(QUERY).rows) == ROWS  # a new connection serves the next query
