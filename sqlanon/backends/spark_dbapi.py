@@ -121,13 +121,31 @@ class Connection:
     # -- the connection's own tables ------------------------------------------------------
     def keep(self, name: str, df: Any) -> None:
         """``df``'s rows computed now and named ``name`` (replacing what had the name)."""
-        df = df.localCheckpoint(eager=True)
+        from pyspark.sql import DataFrame
+
+        # A checkpoint carries the size its query was estimated at, and a join multiplies its
+        # sides' sizes: round after round the estimates grew to numbers of millions of digits,
+        # whose products took the driver minutes and its heap (Adult's (α,k) search). The rows
+        # are read back as a relation of unknown size instead.
+        rdd = df.localCheckpoint(eager=True)._jdf.queryExecution().analyzed().rdd()
+        jss = self.session._jsparkSession
+        df = DataFrame(jss.internalCreateDataFrame(rdd, df._jdf.schema(), False), self.session)
+        self._free(name)
         self.tables[name] = df
         df.createOrReplaceTempView(name)
 
     def drop(self, name: str) -> None:
+        self._free(name)
         self.tables.pop(name, None)
         self.session.catalog.dropTempView(name)
+
+    def _free(self, name: str) -> None:
+        """Release the blocks of ``name``'s rows now: left to the JVM's garbage collector, a
+        loop's thousand replaced tables filled the driver's heap."""
+        old = self.tables.get(name)
+        if old is not None:
+            rdd = old._jdf.queryExecution().analyzed().rdd()
+            self.session.sparkContext._jsc.sc().unpersistRDD(rdd.id(), False)
 
     def parsed(self, sql: str) -> exp.Expression:
         if sql not in self._parsed:

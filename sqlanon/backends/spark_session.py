@@ -19,7 +19,9 @@ _handed: list[Any] = []
 #: made by CREATE TABLE is a data-source table (Parquet), not a Hive table needing Hive; ANSI
 #: mode off is Spark's default and what the spark dialect writes for
 DEFAULTS = {"spark.ui.showConsoleProgress": "false",
-            "spark.sql.legacy.createHiveTableByDefault": "false"}
+            "spark.sql.legacy.createHiveTableByDefault": "false",
+            # a run sends hundreds of statements: the status of each kept for the UI adds up
+            "spark.sql.ui.retainedExecutions": "20", "spark.ui.retainedJobs": "50", "spark.ui.retainedStages": "50"}
 
 
 def use(session: Any | None) -> None:

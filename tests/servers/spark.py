@@ -12,7 +12,8 @@ from tests.servers.local import Server
 #: settings of the test session (the spark:// URL's own defaults are in sqlanon.backends.spark_session)
 SETTINGS = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false", "spark.sql.legacy.createHiveTableByDefault": "false",
-            "spark.driver.memory": "1g", "spark.sql.adaptive.enabled": "false"}
+            "spark.driver.memory": "1g", "spark.sql.adaptive.enabled": "false",
+            "spark.sql.ui.retainedExecutions": "20", "spark.ui.retainedJobs": "50", "spark.ui.retainedStages": "50"}
 
 
 def start_spark() -> Server:
