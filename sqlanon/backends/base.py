@@ -71,6 +71,10 @@ class Backend:
     keeps_catalog: ClassVar[bool] = True
     #: the proxies may serve it (not Spark yet: refused by name)
     proxied: ClassVar[bool] = True
+    #: a GROUP BY key costs more than an aggregate of a value the other keys fix already (slicing's
+    #: frequency table takes each stored text value with MIN instead of grouping by it: MariaDB
+    #: at 1 M rows 20 % less server CPU; PostgreSQL's hash aggregate 10 % more)
+    fewer_group_keys: ClassVar[bool] = False
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version

@@ -33,6 +33,7 @@ class MySQLBackend(Backend):
     fast_recursion = False
     transactional_ddl = False
     closes_answers = False
+    fewer_group_keys = True
 
     @property
     def is_mariadb(self) -> bool:
