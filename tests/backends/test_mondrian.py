@@ -27,6 +27,7 @@ def classes(rows, qi=(0,), sens=1) -> dict[tuple, Counter]:
     return out
 
 
+@pytest.mark.spark
 def test_median_cuts_down_to_k(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
     with connect(db_url, policy=policy({"k": 2})) as db:

@@ -66,6 +66,7 @@ def test_whole_row_references_rejected(session, backend, sql):
     assert e.value.construct == ("whole-row reference" if backend == "postgresql" else "unresolved column")
 
 
+@pytest.mark.spark
 def test_unprotected_tables_pass_through(session):
     res = session.execute("SELECT ward, floor FROM wards")
     assert res.rows == [("deutsch", 1)] and res.report.table is None

@@ -43,6 +43,7 @@ def policy(privacy: dict) -> dict:
         "privacy": {"method": "slicing", "max_suppression": 0, **privacy}}}}
 
 
+@pytest.mark.spark
 def test_values_stay_in_their_bucket_and_links_are_shuffled(db_url):
     rows = clinic()
     load_table(db_url, "clinic", COLUMNS, rows)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from sqlanon import demo
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
@@ -22,6 +24,7 @@ PATIENT_POLICY = {"tables": {"patients": {**demo.POLICY["tables"]["patients"], "
     **demo.POLICY["tables"]["patients"]["privacy"], "max_suppression": 1.0}}}}
 
 
+@pytest.mark.spark
 def test_patients_table_alpha_k(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
     with connect(db_url, policy=PATIENT_POLICY) as db:

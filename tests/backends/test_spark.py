@@ -1,0 +1,148 @@
+"""What only the Spark backend does: the guard that stands in for privileges (Spark has none), a
+session handed in by the application, Parquet for stored releases, and what it refuses by name
+(the catalog, the proxies)."""
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+import sqlanon
+from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
+from tests.helpers import assert_alpha_k, load_table
+
+pytestmark = pytest.mark.backends("spark")
+
+
+def _session():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+def _restricted(db_url: str, denied: set[str]):
+    """A pool connection of ``db_url`` restricted as a finish query's is (SparkBackend.restrict)."""
+    from sqlanon.backends.spark import SparkBackend
+
+    engine = sa.create_engine(db_url)
+    raw = engine.raw_connection()
+    SparkBackend().restrict(raw, frozenset(denied))
+    return engine, raw
+
+
+def test_the_guard_refuses_every_way_to_a_protected_table(db_url):
+    from sqlanon.backends.spark_dbapi import PermissionDenied
+
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    load_table(db_url, "wards", [("ward", "text")], [("a",), ("b",)])
+    database = sa.engine.make_url(db_url).database
+    spark = _session()
+    spark.sql(f"CREATE VIEW `{database}`.`patients_v` AS SELECT name, age FROM `{database}`.`patients`")
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED `{database}`.`patients`").where("col_name = 'Location'") \
+        .collect()[0].data_type
+    engine, raw = _restricted(db_url, {"patients"})
+    try:
+        cur = raw.cursor()
+        cur.execute("SELECT ward FROM wards ORDER BY ward")
+        assert cur.fetchall() == [("a",), ("b",)]  # an unprotected table is read
+        for sql in ["SELECT * FROM patients", f"SELECT name FROM `{database}`.patients",
+                    f"SELECT name FROM spark_catalog.`{database}`.patients",
+                    "SELECT ward FROM wards WHERE EXISTS (SELECT 1 FROM patients WHERE name = 'x')",
+                    "SELECT (SELECT MAX(name) FROM patients)", "SELECT * FROM patients_v",
+                    "WITH p AS (SELECT * FROM patients) SELECT COUNT(*) FROM p",
+                    f"SELECT * FROM parquet.`{location}`",
+                    "SELECT reflect('java.lang.System', 'getProperty', 'user.home')",
+                    "CREATE TABLE stolen AS SELECT * FROM wards", "DROP TABLE wards", "INSERT INTO wards VALUES ('c')",
+                    "CACHE TABLE c AS SELECT * FROM wards", "SET spark.sql.ansi.enabled = true"]:
+            with pytest.raises(PermissionDenied):
+                cur.execute(sql)
+        assert not spark.catalog.tableExists("stolen", database)
+        assert spark.table(f"`{database}`.wards").count() == 2
+    finally:
+        raw.close()
+        engine.dispose()
+
+
+def test_a_session_handed_in_serves_its_tables_and_the_release_holds(db_url):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    load_table(db_url, "wards", [("ward", "text")], [("a",)])
+    spark = _session()
+    spark.catalog.setCurrentDatabase(sa.engine.make_url(db_url).database)
+    try:
+        with sqlanon.connect(spark=spark, policy=PATIENT_POLICY) as db:
+            assert db.execute("SELECT ward FROM wards").rows == [("a",)]
+            res = db.execute("SELECT age, sex, zip, disease FROM patients")
+    finally:
+        from sqlanon.backends.spark_session import use
+
+        spark.catalog.setCurrentDatabase("default")
+        use(None)
+    assert res.report.method in ("alpha_k", "mondrian", "sabre")
+    assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5)
+
+
+def test_a_stored_release_is_a_parquet_table(db_url):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    with sqlanon.connect(db_url, PATIENT_POLICY) as db:
+        report = db.materialize("patients", "patients_anon")
+    database = sa.engine.make_url(db_url).database
+    spark = _session()
+    provider = spark.sql(f"DESCRIBE TABLE EXTENDED `{database}`.`patients_anon`").where("col_name = 'Provider'") \
+        .collect()[0].data_type
+    rows = [tuple(r) for r in spark.table(f"`{database}`.`patients_anon`").collect()]
+    assert provider.lower() == "parquet" and len(rows) == report.rows_released
+    assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5)
+
+
+def test_the_catalog_and_the_proxy_are_refused_by_name(db_url, tmp_path):
+    import yaml
+
+    from sqlanon.proxy.server import Proxy, ProxyConfig, ProxyError
+
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    with pytest.raises(sqlanon.BackendError, match="Spark SQL cannot keep sqlanon's catalog"):
+        sqlanon.connect(db_url, PATIENT_POLICY, catalog=True)
+    # differential privacy spends a budget the catalog's ledger keeps
+    dp = {"tables": {"patients": {**PATIENT_POLICY["tables"]["patients"], "privacy": {
+        **PATIENT_POLICY["tables"]["patients"]["privacy"],
+        "epsilon": {"per_query": 1.0, "budget": 10.0, "per": "client", "window": "30d"}}}}}
+    with sqlanon.connect(db_url, dp) as db:
+        with pytest.raises(sqlanon.QueryRejected, match="differential privacy without a catalog"):
+            db.execute("SELECT COUNT(*) FROM patients")
+    policy, users = tmp_path / "policy.yml", tmp_path / "users.yml"
+    policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
+    users.write_text("users: {}\n", encoding="utf-8")
+    with pytest.raises(ProxyError, match="does not serve Spark SQL"):
+        Proxy(ProxyConfig(url=db_url, policy=policy, users=users, listen_pg=("127.0.0.1", 0), without_catalog=True))
+
+
+def test_the_cli_reads_a_warehouse_and_materializes_parquet(db_url, tmp_path):
+    """A new process has a catalog of its own: ``?parquet=DIR`` makes the warehouse's Parquet
+    directories its tables, and a stored release is one more directory there."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    database = sa.engine.make_url(db_url).database
+    warehouse = _session().conf.get("spark.sql.warehouse.dir").removeprefix("file:")
+    url = (f"spark:///{database}?master=local[1]&parquet={warehouse}/{database}.db&spark.sql.warehouse.dir={warehouse}"
+           "&spark.ui.enabled=false&spark.sql.shuffle.partitions=1")
+    policy = tmp_path / "policy.yml"
+    policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sqlanon", *args, "--db", url, "--policy", str(policy)],
+                              capture_output=True, text=True, timeout=600)
+
+    out = cli("query", "SELECT age, sex, zip, disease FROM patients")
+    assert out.returncode == 0, out.stderr
+    assert "k-anonymity" in out.stdout
+    out = cli("materialize", "patients", "--into", "released", "--k", "3")
+    assert out.returncode == 0, out.stderr
+    spark = _session()
+    spark.sql(f"CREATE TABLE `{database}`.`released` USING PARQUET LOCATION '{warehouse}/{database}.db/released'")
+    released = spark.table(f"`{database}`.`released`")
+    assert released.columns == ["age", "sex", "zip", "disease", "nationality"]  # no identifier
+    rows = [tuple(r) for r in released.collect()]
+    assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=3, alpha=0.5)
