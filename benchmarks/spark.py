@@ -106,10 +106,8 @@ def measure(url: str, table: str, hdir: str, method: str) -> dict:
     sensitive, privacy = CONFIGS[method]
     adult_policy = methods.policy
 
-    def policy(hpaths: dict, sens: str, priv: dict) -> dict:  # the measured table protected too (adult10m)
-        pol = adult_policy(hpaths, sens, priv)
-        pol["tables"][table] = pol["tables"]["adult"]
-        return pol
+    def policy(hpaths: dict, sens: str, priv: dict) -> dict:  # the measured table alone (adult10m too)
+        return {"tables": {table: adult_policy(hpaths, sens, priv)["tables"]["adult"]}}
 
     methods.policy = policy
     out = methods.measure_sqlanon(url, table, hdir, sensitive, privacy)
