@@ -84,7 +84,7 @@ def prepare_postgres(url: str, sizes: list[str]) -> None:
         with engine.begin() as c:
             if not sa.inspect(c).has_table("adult10m"):
                 c.exec_driver_sql(
-                    "CREATE TABLE adult10m AS SELECT LEAST(90, GREATEST(17, age + (g % 5) - 2)) AS age, "
+                    "CREATE TABLE adult10m AS SELECT LEAST(90, GREATEST(17, age + MOD(g, 5) - 2)) AS age, "
                     "workclass, fnlwgt, education, education_num, marital_status, occupation, relationship, race, "
                     "sex, capital_gain, capital_loss, hours_per_week, native_country, income "
                     "FROM adult CROSS JOIN generate_series(0, 307) AS g LIMIT 10000000")
