@@ -13,8 +13,14 @@ if [ -z "${SQLANON_TEST_MYSQL_URL:-}" ] && ! command -v mariadbd >/dev/null 2>&1
 if ! command -v java >/dev/null 2>&1; then need+=(openjdk-17-jre-headless); fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  # slim Debian images drop /usr/share/man, and the JRE's post-install script needs man1 to exist
+  $SUDO mkdir -p /usr/share/man/man1
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 python3 -m pip install -q -e '.[test,spark]'
+# compile the package up front: Python 3.11 can fail with "AST constructor recursion depth
+# mismatch" when a thread compiles a module while another parses (CPython gh-106905), and the
+# library imports some modules lazily, inside tests that run servers in threads
+python3 -m compileall -q sqlanon >/dev/null
 exec python3 -m pytest "$@"
