@@ -137,6 +137,8 @@ class Federation:
         return next(iter(named or self.names))
 
     def _across(self, sql: str, tree: Any, overrides: Overrides) -> Answer:
+        from sqlanon.api import NO_CATALOG  # api imports this package: not at module level
+
         t0 = time.perf_counter()
         sessions = []
         self.last_temp_tables = {}
@@ -144,6 +146,14 @@ class Federation:
             cj: q.CrossJoin | q.UnionAll = q.union_all(tree, self.names) if isinstance(
                 tree, exp.Union) else q.cross_join(tree, self.names)
             sessions = [self.sessions[s.database] for s in cj.sides]
+            logged = sorted(side.database for side, s in zip(cj.sides, sessions) if s.catalog is not None)
+            if logged:
+                # the catalog's defences (differencing, consistency across releases) compare the
+                # answers of one database; a cross-database answer would slip past them
+                raise QueryRejected("cross-database join of a database with a release log",
+                                    f"{', '.join(logged)} keeps sqlanon's catalog, whose defences across queries "
+                                    "do not cover answers over several databases; connect with catalog=False "
+                                    "only where no such defence is required")
             with ExitStack() as stack:
                 parties = []
                 for side, s in zip(cj.sides, sessions):
@@ -158,6 +168,7 @@ class Federation:
                     parties.append(Party(side.database, s.db, tp, side, ctx))
                 answer = union.run(cj, parties, overrides) if isinstance(cj, q.UnionAll) else run(
                     cj, parties, overrides)
+                answer.report.notes.append(NO_CATALOG)
         except SqlanonError as e:
             decision = "rejected" if isinstance(e, QueryRejected) else "refused" if isinstance(
                 e, ReleaseRefused) else "error"

@@ -279,6 +279,22 @@ def test_no_temp_tables_left_in_either_database(urls):
         assert all(f.last_temp_tables.values()) and leftovers(f) == []
 
 
+def test_a_database_with_a_release_log_is_not_joined_across(urls):
+    """The catalog's defences across queries (differencing, consistency) compare answers of one
+    database: a cross-database answer would slip past them, so it is refused, by name."""
+    parts = split_policy(load_policy(policy()), frozenset(urls))
+    logins, roles = {}, {}
+    for name, url in urls.items():
+        logins[name], roles[name] = restricted(url, parts[name])
+    with sqlanon.connect(logins, policy(), reader_role=roles, catalog=True) as f:
+        with pytest.raises(QueryRejected) as e:
+            f.execute(QUERY)
+        assert e.value.construct == "cross-database join of a database with a release log"
+        assert f.last_temp_tables == {}  # refused before either database did any work
+    with federate(urls, policy()) as f:
+        assert any("no catalog" in n for n in f.execute(QUERY).report.notes)
+
+
 def test_the_pseudonym_is_one_hmac_everywhere(backend, servers, tmp_path: Path):
     """The SQL of Backend.pseudonym is HMAC-SHA-256 (Python's hmac) on every backend."""
     key = bytes(range(32))
