@@ -16,8 +16,13 @@ from typing import Iterator
 import pytest
 import sqlalchemy as sa
 
+from sqlanon.proxy.server import preload
 from tests.helpers import drop_logins
 from tests.servers import docker, local, spark
+
+# what the library and the proxies import lazily is imported here, before any test starts a
+# server thread (see sqlanon.proxy.server.preload: CPython 3.11's AST race between threads)
+preload()
 
 ALL = ("sqlite", "postgresql", "mysql", "spark")
 #: backends that run only the tests marked for them (``@pytest.mark.spark``): a Spark statement

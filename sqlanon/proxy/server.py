@@ -162,9 +162,20 @@ class Stop:
         (self.again if self.requested.is_set() else self.requested).set()
 
 
+def preload() -> None:
+    """Import now, in the starting thread, what sessions would otherwise import on first use
+    in their own threads: on Python 3.11 two threads building code objects at once (a module's
+    dataclasses, a traceback's carets) can fail with "AST constructor recursion depth mismatch"
+    (CPython gh-106905), and the first client should not wait for OpenDP's native library."""
+    for name in ("opendp.prelude", *FRONT_ENDS.values(), "sqlanon.proxy.pg.session", "sqlanon.proxy.pg.extended",
+                 "sqlanon.proxy.pg.results", "sqlanon.proxy.mysql.session", "sqlanon.proxy.mysql.results"):
+        importlib.import_module(name)
+
+
 async def serve(config: ProxyConfig, started: asyncio.Event | None = None, *, signals: bool = False) -> None:
     """Listen on every configured address until cancelled or, with ``signals`` (the main thread
     only), until SIGTERM or SIGINT, then shut down gracefully."""
+    preload()
     stop = Stop()
     if signals:
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -116,8 +116,9 @@ class ClientSession(Client):
         except codec.PacketTooLarge as e:
             LOG.info("client %d (%s): %s", self.id, self.state, e)
             self.seq = (e.seq + 1) & 0xFF
-            await self.send(codec.err(ER_NET_PACKET_TOO_LARGE, "08S01",
-                                      f"Got a packet bigger than 'max_allowed_packet' bytes ({e.limit})"))
+            with contextlib.suppress(ConnectionError):  # a client already gone is not told
+                await self.send(codec.err(ER_NET_PACKET_TOO_LARGE, "08S01",
+                                          f"Got a packet bigger than 'max_allowed_packet' bytes ({e.limit})"))
         except (ShuttingDown, asyncio.CancelledError):
             if not self.shared.proxy.stopping:
                 raise
