@@ -211,6 +211,10 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 remember(ctx)
             if into is None:
                 finish = remainder(analysis, release.table, req.k, release.aggregated)
+                # the finish query reads the release alone; every other pipeline table (the
+                # selection's copy among them) goes first: SQLite, MariaDB and Spark let a session
+                # read its own temp tables whatever its identity, so the rewriter would be the only wall
+                ctx.drop(*[t for t in ctx.temp_tables if t != release.table])
                 ctx.relinquish([release.table])
                 columns, rows = _answer(ctx, finish, stream)
             else:

@@ -104,6 +104,21 @@ def test_the_run_is_held_while_rows_are_read(session, db_url, backend):
     assert leftovers(session, db_url) == []
 
 
+@pytest.mark.backends("postgresql")
+def test_the_finish_query_has_the_release_alone(session, db_url):
+    """While the answer is read, the run's only temp table is the release: the pipeline's other
+    tables (the selection's copy among them) were dropped before the finish query ran, as the
+    login's identity would not hide them on SQLite, MariaDB or Spark (checked here where the
+    server lists every session's temp tables)."""
+    with session.stream(QUERY, size=50) as res:
+        res.fetchmany(10)
+        live = set(server_temp_tables(db_url))
+        made = set(session.last_temp_tables)
+        assert len(made) > 2, "the pipeline made its tables"
+        assert len(live & made) == 1, f"tables the finish query could read: {sorted(live & made)}"
+    assert leftovers(session, db_url) == []
+
+
 @pytest.mark.parametrize("how", ["close", "with", "break", "error"])
 def test_a_reader_that_stops_half_way_leaves_no_temp_table(session, db_url, how):
     if how == "close":
