@@ -5,9 +5,10 @@ quasi-identifier values, exactly as an attacker reads them (byte for byte), and 
 """
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import sqlalchemy as sa
 
@@ -141,3 +142,12 @@ NOISE = 40
 def about(reported: int, exact: int) -> bool:
     """A noisy count as an answer reports it: within NOISE of the exact one."""
     return abs(reported - exact) <= NOISE
+
+
+def wait_for(condition: Callable[[], object], what: str = "the condition", timeout: float = 60.0) -> None:
+    """Poll until `condition` holds: servers end sessions and drop temp tables in the background."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -19,7 +18,7 @@ import yaml
 
 import sqlanon
 from tests.backends.test_catalog import POLICY, load, people
-from tests.helpers import restricted
+from tests.helpers import restricted, wait_for
 
 
 class Setup:
@@ -134,13 +133,6 @@ class Setup:
     def dispose(self) -> None:
         self.engine.dispose()
 
-
-def wait_for(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def one_line(stderr: str) -> str:

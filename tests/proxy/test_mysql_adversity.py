@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlanon.proxy.mysql import codec
-from tests.helpers import assert_alpha_k
+from tests.helpers import assert_alpha_k, wait_for
 from tests.proxy.mysql_harness import env  # noqa: F401 - fixture
 
 QUERY = "SELECT age, sex, zip, disease FROM patients"
@@ -41,14 +41,6 @@ def settled(env, quiet: float = 0.5, timeout: float = 10.0) -> int:
             break
     return last
 
-
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_hundred_concurrent_clients(env):
@@ -77,14 +69,14 @@ def test_client_killed_mid_result(env):
     cur = victim.cursor()
     cur.execute("SELECT id, label FROM big")
     assert [cur.fetchone() for _ in range(10)][-1] is not None
-    assert wait_for(lambda: backend_connections(env) == before + 1)
+    wait_for(lambda: backend_connections(env) == before + 1)
     victim._sock.shutdown(socket.SHUT_RDWR)
     victim._sock.close()
     cur._result.unbuffered_active = False  # PyMySQL would read the rest when collected
     with env.connect() as other, other.cursor() as oc:
         oc.execute("SELECT COUNT(*) FROM big")
         assert oc.fetchall() == ((50_000,),)
-    assert wait_for(lambda: backend_connections(env) == before), "the victim's database connection stayed open"
+    wait_for(lambda: backend_connections(env) == before, "the victim's database connection stayed open")
 
 
 def test_client_killed_during_anonymization_leaves_no_temp_table(env):
@@ -96,7 +88,7 @@ def test_client_killed_during_anonymization_leaves_no_temp_table(env):
     with env.connect() as other, other.cursor() as cur:  # others go on meanwhile
         cur.execute("SELECT COUNT(*) FROM items")
         assert cur.fetchall() == ((3,),)
-    assert wait_for(lambda: session.last_temp_tables and db.engine.pool.checkedout() == 0)
+    wait_for(lambda: session.last_temp_tables and db.engine.pool.checkedout() == 0)
     conns = [db.raw_connection() for _ in range(db.engine.pool.checkedin())]
     try:
         for conn in conns:
@@ -205,7 +197,7 @@ def test_kill_query_stops_a_relayed_statement_of_the_same_client(env):
                                               "WHERE info LIKE %s AND id <> CONNECTION_ID()",
                                               ("%big%x.label%",)).scalar())
 
-        assert wait_for(running)
+        wait_for(running)
         with env.connect("bob") as stranger, stranger.cursor() as cur, pytest.raises(pymysql.err.MySQLError) as e:
             cur.execute(f"KILL QUERY {victim.thread_id()}")
         assert e.value.args[0] == 1094  # another client's connection does not exist for bob

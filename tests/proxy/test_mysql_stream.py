@@ -4,25 +4,16 @@ temp table behind."""
 from __future__ import annotations
 
 import socket
-import time
 
 import pymysql
 
-from tests.helpers import assert_alpha_k
+from tests.helpers import assert_alpha_k, wait_for
 from tests.proxy.mysql_harness import env  # noqa: F401 - fixture
 
 BIG_ROWS = 2000
 #: 13 patients × 150 rows of an unprotected table: a protected answer of several batches of 1000
 MANY = "SELECT age, sex, zip, disease, id FROM patients CROSS JOIN big WHERE id <= 150"
 
-
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_large_answer_arrives_whole(env):
@@ -47,7 +38,7 @@ def test_a_client_gone_half_way_leaves_nothing_behind(env):
     victim._sock.shutdown(socket.SHUT_RDWR)
     victim._sock.close()
     cur._result.unbuffered_active = False  # PyMySQL would read the rest when collected
-    assert wait_for(lambda: db.engine.pool.checkedout() == 0), "the run kept its connection"
+    wait_for(lambda: db.engine.pool.checkedout() == 0, "the run kept its connection")
     conns = [db.raw_connection() for _ in range(db.engine.pool.checkedin())]
     try:
         for conn in conns:

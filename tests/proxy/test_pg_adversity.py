@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import assert_alpha_k
+from tests.helpers import assert_alpha_k, wait_for
 from tests.proxy.pg_support import pg_proxy, start_proxy, temp_tables  # noqa: F401 - fixture
 
 BIG = "SELECT a.n, b.h FROM numbers a CROSS JOIN numbers b"
@@ -34,12 +34,6 @@ def proxy_backends(url: str, *, active: bool = False) -> list[int]:
     engine.dispose()
     return [pid for pid, state in rows if not active or state == "active"]
 
-
-def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def test_hundred_concurrent_clients(pg_proxy):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import psycopg
 
 from sqlanon.proxy.pg import codec
-from tests.helpers import assert_alpha_k
+from tests.helpers import assert_alpha_k, wait_for
 from tests.proxy.pg_support import RawClient, pg_proxy, temp_tables  # noqa: F401 - the fixture
-from tests.proxy.test_pg_adversity import wait_for
 
 #: 13 patients × 100 numbers: several of the proxy's batches of 500 rows
 MANY = "SELECT age, sex, zip, disease, n FROM patients CROSS JOIN numbers WHERE n <= 100"

@@ -28,7 +28,7 @@ import yaml
 from sqlanon import demo
 from sqlanon.proxy.users import set_user
 from tests.conftest import fresh_database
-from tests.helpers import load_table, restricted
+from tests.helpers import load_table, restricted, wait_for
 from tests.proxy import mysql_harness, pg_support
 from tests.servers.local import free_port
 
@@ -262,12 +262,6 @@ class Background:
         assert not self.thread.is_alive(), "the statement got no answer"
         return self.error if self.error is not None else self.rows
 
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def test_statement_under_way_is_answered_idle_clients_told_at_once(database, spawn):
