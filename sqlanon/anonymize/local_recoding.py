@@ -35,6 +35,7 @@ from sqlglot import exp
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
 from sqlanon.anonymize.cells import class_labels, level_histogram
+from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.errors import PolicyError
@@ -46,6 +47,9 @@ from sqlanon.sql.templates import col, lit, render, table
 MAX_NODES = 4096
 #: rounds of joins of what the root left, at most (Adult under α: 7)
 MAX_JOINS = 64
+#: under t, the classes nearest to a cell left over among which it looks for one that stays
+#: within t with it
+NEAR = 32
 
 
 def lattice_order(heights: list[int], limit: int = MAX_NODES) -> list[tuple[int, ...]]:
@@ -80,17 +84,39 @@ class LocalRecoding:
     suppresses: ClassVar[bool] = False
 
     def __init__(self, requirement: Requirement):
-        asked = [name for name, m in (("l-diversity", requirement.l), ("t-closeness", requirement.t)) if m is not None]
+        t = requirement.t
+        asked = [*(["l-diversity"] if requirement.l else []),
+                 *([f"t-closeness with the {t.distance} distance"] if t and t.distance != "equal" else [])]
         if asked:
-            raise PolicyError(f"method local builds k-anonymity and α-deassociation; the requirement asks for "
-                              f"{', '.join(asked)} (method mondrian builds them)")
+            raise PolicyError(f"method local builds k-anonymity, α-deassociation and t-closeness with the equal "
+                              f"distance; the requirement asks for {', '.join(asked)} (method mondrian builds them)")
+        attributes = {m.attribute for m in (requirement.alpha, t) if m is not None}
+        if len(attributes) > 1:
+            raise PolicyError(f"method local judges one sensitive attribute per release; the requirement names "
+                              f"{', '.join(sorted(attributes))}")
         self.req = requirement
         frac = alpha_fraction(requirement.alpha.value if requirement.alpha else None)
         self.num, self.den = lit(frac.numerator), lit(frac.denominator)
+        #: the largest distance a class may keep (2: any, without t)
+        self.t = exp.Literal.number(repr(t.value)) if t else lit(2)
+
+    def _join_t(self, rem: str, classes: str, held: str, near: str, picks: str, accepted: str, parts: str,
+                codes: str, whole: str, cost: exp.Expression, be: Backend) -> list[exp.Expression]:
+        """A round of joins under t: each cell's nearest classes (local/near.sql), its pick among
+        them (local/join_t.sql), what each class accepts (local/accept_t.sql)."""
+        return [be.empty(held), exp.insert(render("local/held", parts=parts, codes=codes), table(held)),
+                be.empty(near), exp.insert(render("local/near", rem=rem, shared=classes, cost=cost, num=self.num,
+                                                  den=self.den, near=lit(NEAR)), table(near)),
+                be.empty(picks), exp.insert(render("local/join_t", near=near, held=held, whole=whole, t=self.t),
+                                            table(picks)),
+                be.empty(accepted), exp.insert(render("local/accept_t", picks=picks, shared=classes, held=held,
+                                                      whole=whole, num=self.num, den=self.den, t=self.t),
+                                               table(accepted), columns=[exp.to_identifier(c, quoted=True)
+                                                                         for c in ("cell", "pid")])]
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        alpha = self.req.alpha
-        return frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha)
+        alpha, t = self.req.alpha, self.req.t
+        return frequency.pushdown_columns(frag, ctx, t.attribute if t else alpha.attribute if alpha else None, alpha)
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         freq = frequency.build(frag, src, ctx)
@@ -115,6 +141,9 @@ class LocalRecoding:
         taken = ctx.create_temp("taken", exp.select(col("cell"), exp.alias_(lit(0), "step"), *[
             exp.alias_(lit(0), k) for k in keys]).from_(table(codes)).where(exp.false()))
         fresh = ctx.create_temp("fresh", exp.select("*").from_(table(taken)).where(exp.false()))
+        # the selection's share of each sensitive value, which t judges classes against
+        sensitive = self.req.alpha is not None or self.req.t is not None
+        whole = ctx.create_temp("whole", render("global/whole", base=codes)) if sensitive else ""
 
         def code(i: int) -> exp.Expression:
             """Attribute i's code at the current node's level (0 at the root: one value)."""
@@ -126,8 +155,10 @@ class LocalRecoding:
         def one_node(src_: str, dst: str) -> list[exp.Expression]:
             """Release the classes of the current node among the cells of src_; the rest go to dst.
             Every node sends the same statements, so a loop runs them inside the server."""
-            take = render("local/take", keys=[col(k) for k in keys], rem=src_, nodes=node_table, cur=cur,
-                          taken=taken, k=lit(self.req.k), last=lit(len(nodes)), num=self.num, den=self.den,
+            closeness = {"whole": whole, "t": self.t} if self.req.t else {}
+            take = render("local/take_t" if self.req.t else "local/take", keys=[col(k) for k in keys], rem=src_,
+                          nodes=node_table, cur=cur, taken=taken, k=lit(self.req.k), last=lit(len(nodes)),
+                          num=self.num, den=self.den, **closeness,
                           codes=[exp.alias_(code(i), keys[i]) for i in range(m)] or [exp.alias_(lit(0), "k_none")])
             return [be.empty(fresh), exp.insert(take, table(fresh), columns=cell_cols),
                     exp.insert(exp.select("*").from_(table(fresh)), table(taken), columns=cell_cols),
@@ -157,8 +188,14 @@ class LocalRecoding:
                 cost = exp.Add(this=cost, expression=exp.Div(this=exp.Mul(this=level, expression=lit(1.0)),
                                                              expression=lit(h.height)))
         # rounds of joins: each cell picks its class, each class accepts what keeps it α-compliant
-        picks = ctx.create_temp("picks", exp.select(col("cell"), exp.alias_(lit(0), "pid"), col("n"), col("p"))
-                                .from_(table(codes)).where(exp.false()))
+        # (and within t: judged on a cell's NEAR nearest classes, over the classes' rows per value)
+        t_cols = [col("sv"), exp.alias_(exp.cast(lit(0), "DOUBLE"), "d")] if self.req.t else []
+        picks = ctx.create_temp("picks", exp.select(col("cell"), exp.alias_(lit(0), "pid"), col("n"), col("p"),
+                                                    *t_cols).from_(table(codes)).where(exp.false()))
+        held = ctx.create_temp("held", render("local/held", parts=parts, codes=codes)) if sensitive else ""
+        near = ctx.create_temp("near", exp.subquery(render(
+            "local/near", rem=rem, shared=classes, cost=cost, num=self.num, den=self.den, near=lit(NEAR)), "c")
+            .select("*").where(exp.false())) if self.req.t else ""
         accepted = ctx.create_temp("accepted", exp.select(col("cell"), col("pid")).from_(table(picks))
                                    .where(exp.false()))
         joins = ctx.create_temp("joins", exp.select(exp.alias_(lit(0), "round"), exp.alias_(lit(1), "moved")))
@@ -168,19 +205,33 @@ class LocalRecoding:
             exp.Exists(this=exp.select(lit(1)).from_(table(rem))))),
             [be.empty(classes), exp.insert(render("local/shared", parts=parts, codes=codes, shared=shared_codes
                                                   or [exp.alias_(lit(0), "sc_none")]), table(classes)),
-             be.empty(picks), exp.insert(render("local/join", rem=rem, shared=classes, cost=cost, num=self.num,
-                                                den=self.den), table(picks)),
-             be.empty(accepted), exp.insert(render("local/accept", picks=picks, shared=classes, num=self.num,
-                                                   den=self.den), table(accepted), columns=pairs),
+             *(self._join_t(rem, classes, held, near, picks, accepted, parts, codes, whole, cost, be)
+               if self.req.t else
+               [be.empty(picks), exp.insert(render("local/join", rem=rem, shared=classes, cost=cost, num=self.num,
+                                                   den=self.den), table(picks)),
+                be.empty(accepted), exp.insert(render("local/accept", picks=picks, shared=classes, num=self.num,
+                                                      den=self.den), table(accepted), columns=pairs)]),
              exp.insert(exp.select(col("cell"), col("pid")).from_(table(accepted)), table(parts), columns=pairs),
              be.empty(other), exp.insert(render("local/keep", src=rem, fresh=accepted), table(other)),
              be.empty(rem), exp.insert(exp.select("*").from_(table(other)), table(rem)),
              exp.update(table(joins), {"round": exp.Add(this=col("round"), expression=lit(1)), "moved": exp.select(
                  exp.Count(this=exp.Star())).from_(table(accepted)).subquery()})],
             key="local_joins", hash_joins=True)
-        # what no class could take stays together, as a class of its own that verification judges
+        # what no class could take stays together, as a class of its own (pid 0) that
+        # verification judges; under α or t, whole classes join it until it meets them
         ctx.execute(exp.insert(exp.select(col("cell"), exp.alias_(lit(0), "pid")).from_(table(rem)), table(parts),
                                columns=pairs))
+        if sensitive:
+            ctx.execute(be.empty(classes))
+            ctx.execute(exp.insert(render("local/shared", parts=parts, codes=codes, shared=shared_codes
+                                          or [exp.alias_(lit(0), "sc_none")]), table(classes)))
+            ctx.execute(be.empty(held))
+            ctx.execute(exp.insert(render("local/held", parts=parts, codes=codes), table(held)))
+            gathered = ctx.create_temp("gathered", render("local/gather", shared=classes, held=held, whole=whole,
+                                                          k=lit(self.req.k), num=self.num, den=self.den, t=self.t))
+            ctx.execute(exp.update(table(parts), {"pid": lit(0)}, where=col("pid").isin(
+                query=exp.select(col("pid")).from_(table(gathered)))))
+            ctx.drop(gathered, held, whole, *([near] if near else []))
         steps = int(ctx.scalar(exp.select(col("step")).from_(table(cur))) or 1) - 1
         ctx.drop(node_table, cur, rem, other, taken, fresh, classes, picks, accepted, joins)
 

@@ -11,7 +11,10 @@ from collections import Counter, defaultdict
 import pytest
 
 import sqlanon
-from tests.backends.test_sabre import ADULT_QIS
+from sqlanon.anonymize.local_recoding import LocalRecoding
+from sqlanon.policy.model import Alpha, Closeness, Requirement
+from tests.backends.test_sabre import ADULT_QIS, equal_emd
+from tests.backends.test_sabre import by_class as classes_of
 from tests.helpers import assert_alpha_k, connect, load_table, read_adult
 
 
@@ -49,12 +52,43 @@ def test_a_selection_smaller_than_k_is_refused(db_url):
             db.execute("SELECT age FROM l2")
 
 
-@pytest.mark.parametrize("model,name", [({"l": 2}, "l-diversity"), ({"t": 0.3}, "t-closeness")])
+@pytest.mark.parametrize("model,name", [({"l": 2}, "l-diversity"), ({"t": {"value": 0.3, "distance": "ordered"}},
+                                                                       "t-closeness with the ordered distance")])
 def test_other_models_are_refused_by_name(db_url, model, name):
     load_table(db_url, "l1", [("age", "int"), ("s", "text")], [(a, "x") for a in range(4)])
     with connect(db_url, policy=policy({"k": 2, **model}, "l1")) as db:
         with pytest.raises(sqlanon.PolicyError, match=name):
             db.execute("SELECT age, s FROM l1")
+
+
+@pytest.mark.parametrize("requirement,name", [
+    (Requirement(k=2, t=Closeness(0.3, "s", "hierarchical")), "t-closeness with the hierarchical distance"),
+    (Requirement(k=2, t=Closeness(0.3, "s", "equal"), alpha=Alpha(0.5, "u", ("y",))),
+     "one sensitive attribute per release; the requirement names s, u")])
+def test_t_closeness_it_does_not_build_is_refused(requirement, name):
+    with pytest.raises(sqlanon.PolicyError, match=name):
+        LocalRecoding(requirement)
+
+
+#: k=2, t on s: the lattice's classes and the join rounds leave 7 rows that no class keeps
+#: within t=0.05 with them; the one class left gathers them (the selection: distance 0)
+T_ROWS = [(0, "x"), (1, "x"), (1, "x"), (1, "y"), (2, "y"), (2, "z"), (3, "x"), (3, "x"), (3, "z"), (4, "y"),
+          (4, "y"), (4, "z"), (5, "w"), (5, "x"), (5, "x"), (5, "x"), (5, "y"), (6, "x"), (6, "z"), (7, "x"),
+          (7, "x"), (7, "x")]
+
+
+@pytest.mark.parametrize("t,labels", [(0.05, {"[0,8)"}), (0.1, {"[0,4)", "[4,8)"}), (0.25, None)])
+def test_t_closeness_holds_on_the_released_rows(db_url, t, labels):
+    name = f"lt{int(t * 100)}"
+    load_table(db_url, name, [("age", "int"), ("s", "text")], T_ROWS)
+    with connect(db_url, policy=policy({"k": 2, "t": {"value": t, "distance": "equal"}}, name)) as db:
+        res = db.execute(f"SELECT age, s FROM {name}")
+    assert sorted(r[1] for r in res.rows) == sorted(r[1] for r in T_ROWS) and res.report.rows_withheld == 0
+    by_class = classes_of(res.rows, qi=[0], sens=1)
+    whole = Counter(r[1] for r in T_ROWS)
+    assert max(equal_emd(c, whole) for c in by_class.values()) <= t + 1e-9
+    assert min(sum(c.values()) for c in by_class.values()) >= 2
+    assert labels is None and len(by_class) > 2 or {c for c, in by_class} == labels, by_class
 
 
 def test_alpha_the_root_leaves_joins_classes_that_stay_compliant(db_url):
