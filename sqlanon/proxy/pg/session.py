@@ -70,6 +70,8 @@ class PgSession(Extended, Client):
         self._cache: dict[str, tuple[gate.Decision, object, object]] = {}
         #: replies not yet handed to the transport (one write per batch)
         self.out = bytearray()
+        #: audit events of relayed statements whose replies are not yet written (``audit``)
+        self.audits: list[tuple[str, str, dict[str, Any]]] = []
 
     def enter(self, state: str) -> None:
         if state not in TRANSITIONS[self.state]:
@@ -99,7 +101,15 @@ class PgSession(Extended, Client):
         if self.out:
             self.writer.write(bytes(self.out))
             self.out.clear()
+        self.hand_over_audits()
         await self.writer.drain()
+
+    def hand_over_audits(self) -> None:
+        """The audit events of the replies just written, to the audit thread: after the reply,
+        so that the client does not wait for the hand-over."""
+        if self.audits and self.session is not None:
+            events, self.audits = self.audits, []
+            self.front.audit.submit(_record, self.session.record, events)
 
     async def read(self) -> tuple[bytes, bytes]:
         while True:
@@ -144,6 +154,7 @@ class PgSession(Extended, Client):
             pass
         finally:
             self.enter("closed")
+            self.hand_over_audits()
             if self.key is not None:
                 self.front.sessions.pop(self.key, None)
             try:  # a client gone half-way through an answer: its run ends, its temp tables go
@@ -347,6 +358,7 @@ class PgSession(Extended, Client):
     def refuse_internal(self, sql: str, e: Exception) -> None:
         assert self.session is not None
         LOG.exception("deciding on a statement failed")
+        self.hand_over_audits()  # in order
         self.front.audit.submit(self.session.record, sql, "error", message=f"{type(e).__name__}: {e}"[:200])
         self.write(codec.error("XX000", "rejected: the proxy could not analyze this statement (internal error); "
                                         "nothing was sent to the database"))
@@ -374,16 +386,14 @@ class PgSession(Extended, Client):
 
     def audit(self, sql: str, t0: float, last_typ: int, last: bytes) -> None:
         """A relayed statement's event, recorded in the audit thread (a sink may write to the
-        catalog's table: never on the event loop), in order."""
-        assert self.session is not None
+        catalog's table: never on the event loop), in order, once its reply is written."""
         seconds = time.perf_counter() - t0
         if last_typ == ord("E"):
-            fields: dict[str, Any] = {"message": codec.error_fields(last).get("M"), "seconds": seconds}
-            self.front.audit.submit(self.session.record, sql, "error", **fields)
+            self.audits.append((sql, "error", {"message": codec.error_fields(last).get("M"), "seconds": seconds}))
             return
         words = last.rstrip(b"\0").split()
         rows = int(words[-1]) if words and words[-1].isdigit() else None
-        self.front.audit.submit(self.session.record, sql, "passed", seconds=seconds, rows=rows)
+        self.audits.append((sql, "passed", {"seconds": seconds, "rows": rows}))
 
     # -- database connections ------------------------------------------------------------------
     async def acquire(self) -> Backend:
@@ -417,3 +427,8 @@ class PgSession(Extended, Client):
             self.write(codec.ready(b"I"))
         else:
             self.skipping = True
+
+
+def _record(record: Callable[..., None], events: list[tuple[str, str, dict[str, Any]]]) -> None:
+    for sql, decision, fields in events:
+        record(sql, decision, **fields)
