@@ -6,9 +6,12 @@ both checkouts alternate, each in a fresh process through its own ``methods.py -
 the fastest of each side is compared, by wall time and by the server's CPU time where the
 server runs here (server_cpu.py), which the load moves far less. The releases must agree too
 (rows suppressed, classes, KL sum): a speed-up that changes the release is reported as such.
+Each round also measures the floor on the same server and rows (methods.py's measure_floor: a
+temp copy of the selection, one GROUP BY of its QIs), and each side's stage (pushdown +
+anonymize + verify) is reported as a multiple of the fastest floor (stage_to_floor).
 
 Usage:  git worktree add ../base <commit>
-        python benchmarks/compare.py ../base [--backend postgresql] [--size adult|1m]
+        python benchmarks/compare.py ../base [--backend postgresql] [--size adult|1m|10m]
                [--config spec|occupation|mondrian_k5|mondrian_l3_t02|sabre_l3_t02|slicing_l3]
                [--rounds 3] [--repeat 1]
 The tables must exist (``python benchmarks/methods.py`` loads them); servers as methods.py finds
@@ -57,43 +60,55 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("other", type=Path, help="the checkout to compare this one with")
     ap.add_argument("--backend", default="postgresql")
-    ap.add_argument("--size", default="adult", choices=["adult", "1m"])
+    ap.add_argument("--size", default="adult", choices=["adult", *methods.TABLES])
     ap.add_argument("--config", default="spec")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=1, help="warm runs per process; the fastest counts")
     a = ap.parse_args()
     sensitive, privacy = configuration(a.config)
-    table = "adult" if a.size == "adult" else "adult1m"
+    table = methods.table_of(a.size)
     tmp = Path(tempfile.mkdtemp(prefix="sqlanon-compare-"))
     methods.hierarchies(tmp)
     stops: list = []
     url = methods.backend_url(a.backend, tmp / "bench.db", stops)
-    methods.prepare(url)
+    methods.prepare(url, (a.size,))
     sides = {"other": a.other.resolve(), "this": HERE.parent}
     walls: dict[str, list[float]] = {s: [] for s in sides}
     cpus: dict[str, list[float]] = {s: [] for s in sides}  # the server's CPU seconds (server_cpu.py)
     releases: dict[str, set] = {s: set() for s in sides}
+    stages: dict[str, list[float]] = {s: [] for s in sides}  # pushdown + anonymize + verify
+    floors: list[dict] = []
     try:
         for r in range(a.rounds):
             for side, checkout in sides.items():
                 m = run(checkout, url, table, str(tmp), sensitive, privacy, a.repeat)
                 walls[side].append(m["wall"])
+                stages[side].append(m["seconds"])
                 if m.get("server_cpu") is not None:
                     cpus[side].append(m["server_cpu"])
                 releases[side].add((m["suppressed"], m["classes"], m["kl_sum"]))
                 print(f"round {r + 1} {side:5} {m['wall']:.3f} s  server CPU {m.get('server_cpu')} s  "
                       f"{m['statements']} statements", flush=True)
+            floors.append(methods.child("floor", url, table, sensitive))
+            print(f"round {r + 1} floor {floors[-1]}", flush=True)
     finally:
         for stop in stops:
             stop()
     best = {s: min(w) for s, w in walls.items()}
     cpu = {s: min(c) for s, c in cpus.items() if c}
+    floor = {"seconds": min(f["seconds"] for f in floors)} if all("seconds" in f for f in floors) else floors[-1]
+    if floor.get("seconds") and all(f.get("server_cpu") is not None for f in floors):
+        floor["server_cpu"] = min(f["server_cpu"] for f in floors)
+    stage = {s: min(v) for s, v in stages.items()}
     print(json.dumps({"backend": a.backend, "table": table, "config": a.config, "fastest": best,
                       "ratio_this_to_other": round(best["this"] / best["other"], 3),
                       # less sensitive to the machine's load than the wall time
                       "server_cpu": cpu, "cpu_ratio_this_to_other": round(cpu["this"] / cpu["other"], 3)
                       if len(cpu) == 2 and cpu["other"] else None,
-                      "same_release": releases["this"] == releases["other"] and len(releases["this"]) == 1}))
+                      "same_release": releases["this"] == releases["other"] and len(releases["this"]) == 1,
+                      "stage": stage, "floor": floor,
+                      "stage_to_floor": {s: round(v / floor["seconds"], 2) for s, v in stage.items()}
+                      if floor.get("seconds") else None}))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Benchmark of the anonymization stage: in the database (sqlanon) against the client-side
 alternative.
 
-For each backend it loads UCI Adult (32,561 rows, '?' kept as a value) and a synthetic
-1,000,000-row Adult-like table (Adult repeated with ages shifted by -2..+2, built inside the
-database), then measures in fresh subprocesses, so that peak memory is per measurement:
+For each backend it loads UCI Adult (32,561 rows, '?' kept as a value) and synthetic
+Adult-like tables of 1,000,000 rows (``--sizes 1m``, table adult1m) and 10,000,000 rows
+(``10m``, adult10m): Adult repeated with ages shifted by -2..+2, built inside the database; then
+it measures in fresh subprocesses, so that peak memory is per measurement:
 
 - ``spec``: sqlanon, k=5, α=0.5 on income = '>50K', QI = age, education, marital_status, race,
   sex, native_country (ARX hierarchies), the issue's target configuration;
@@ -22,12 +23,16 @@ database), then measures in fresh subprocesses, so that peak memory is per measu
 - ``answer`` (``--methods answer``): a whole released table as the answer (``SELECT *``, Mondrian
   k=5, every row released), read by ``execute`` (all rows in a list) and by ``stream`` (a batch at
   a time), and a stream closed after its first row: the client's peak memory, the time to the
-  first row and to the last (issue 24).
+  first row and to the last, the server's CPU seconds (issue 24); at 10m ``stream`` alone, a
+  list of 10 M rows being what streaming avoids (issue 27);
+- ``floor`` (with every sqlanon configuration): the physical floor of a pushdown on the same
+  server, session settings and rows — a temp copy of the selection's QI and sensitive columns,
+  then one ``GROUP BY`` of the QIs into a temp table — to which the stage is compared (issue 27).
 
 Peak memory is the measuring process's own high-water mark of resident memory (``VmHWM`` in
 /proc/self/status): ``ru_maxrss`` would start at the parent's peak, which a forked child inherits.
 
-Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m]
+Usage:  python benchmarks/methods.py [--backends sqlite,postgresql,mysql] [--sizes adult,1m,10m]
         [--methods alpha_k,mondrian,sabre,slicing,global,answer] [--skip-client] [--json out.json]
         [--repeat N]   (N warm runs of each sqlanon configuration in one process; the fastest
                         is reported, all in "walls")
@@ -89,14 +94,15 @@ def hierarchies(tmp: Path) -> dict[str, Path]:
     return out
 
 
-def policy(hpaths: dict[str, Path], sensitive: str, privacy: dict) -> dict:
+def policy(hpaths: dict[str, Path], sensitive: str, privacy: dict, table: str = "adult1m") -> dict:
+    """Adult and ``table`` protected alike (a policy that names a missing table is refused)."""
     others = [c for c, _ in ADULT_COLUMNS if c not in QIS and c != sensitive]
     return {"tables": {t: {
         "quasi_identifiers": {c: {"type": "taxonomy", "file": str(hpaths[c])} for c in QIS},
         "sensitive": {sensitive: {"type": "categorical"}},
         "insensitive": others,
         "privacy": privacy,
-    } for t in ("adult", "adult1m")}}
+    } for t in ("adult", table)}}
 
 
 def alpha_k(protect: object) -> dict:
@@ -124,24 +130,33 @@ PARTITIONS = {
 SLICE_GROUPS = [["age"], ["education"], ["marital_status", "sex"], ["race", "native_country"], ["occupation"]]
 
 
-def prepare(url: str) -> None:
+#: the synthetic sizes (--sizes) and their tables, rows
+TABLES = {"1m": "adult1m", "10m": "adult10m"}
+ROWS = {"1m": 1_000_000, "10m": 10_000_000}
+
+
+def table_of(size: str) -> str:
+    return "adult" if size == "adult" else TABLES[size]
+
+
+def prepare(url: str, sizes: tuple[str, ...] = ("1m",)) -> None:
     engine = sa.create_engine(url)
     insp = sa.inspect(engine)
     if not insp.has_table("adult"):
         load_table(url, "adult", ADULT_COLUMNS, read_adult_raw())
-    if not insp.has_table("adult1m"):
+    for size in (s for s in sizes if s in TABLES and not insp.has_table(TABLES[s])):
         md = sa.MetaData()
         adult = sa.Table("adult", md, autoload_with=engine)
-        copies = sa.Table("copies", md, sa.Column("c", sa.Integer))
-        big = sa.Table("adult1m", md, *[sa.Column(c.name, c.type) for c in adult.columns])
+        copies = sa.Table(f"copies{size}", md, sa.Column("c", sa.Integer))
+        big = sa.Table(TABLES[size], md, *[sa.Column(c.name, c.type) for c in adult.columns])
         md.create_all(engine, tables=[copies, big])
         with engine.begin() as conn:
-            conn.execute(copies.insert(), [{"c": i} for i in range(31)])
+            conn.execute(copies.insert(), [{"c": i} for i in range(-(-ROWS[size] // 32_561))])
             shifted = sa.case((adult.c.age + copies.c.c % 5 - 2 < 17, 17),
                               (adult.c.age + copies.c.c % 5 - 2 > 90, 90),
                               else_=adult.c.age + copies.c.c % 5 - 2)
             cols = [shifted if c.name == "age" else c for c in adult.columns]
-            sel = sa.select(*cols).select_from(adult.join(copies, sa.true())).limit(1_000_000)
+            sel = sa.select(*cols).select_from(adult.join(copies, sa.true())).limit(ROWS[size])
             conn.execute(big.insert().from_select([c.name for c in adult.columns], sel))
     engine.dispose()
 
@@ -150,7 +165,7 @@ def prepare(url: str) -> None:
 def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: dict) -> dict:
     import sqlanon
 
-    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, sensitive, privacy)
+    pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, sensitive, privacy, table)
     cols = ", ".join(QIS + [sensitive])
     # every QI released, few rows fetched: the cost measured is the stage, not the transfer
     sql = "SELECT " + cols + ", COUNT(*) AS n FROM " + table + " GROUP BY " + cols
@@ -186,6 +201,37 @@ def measure_sqlanon(url: str, table: str, hdir: str, sensitive: str, privacy: di
             "checks": [c["measured"] for c in rep.checks], "peak_rss_mb": _rss(),
             **({"lattice": [n for n in rep.notes if n.startswith("global recoding")]}
                if rep.method == "global" else {})}
+
+
+def measure_floor(url: str, table: str, sensitive: str) -> dict:
+    """The physical floor of a pushdown anonymization on this server: a temp copy of the
+    selection's QI and sensitive columns, then one GROUP BY of the QIs into a temp table (the
+    frequency table), in a session tuned as sqlanon tunes its own (Backend.session_setup), so
+    that like is compared with like: PostgreSQL runs neither statement in parallel (a temp
+    table is never read by parallel workers, and sqlanon's copy is one too)."""
+    from sqlanon.backends.connect import open_database
+
+    db = open_database(url)  # its connections are set up as a run's are
+    cpu = server_cpu.reader(url)
+    cols = ", ".join(QIS + [sensitive])
+    qis = ", ".join(QIS)
+    out: dict = {}
+    with db.engine.connect() as conn:
+        cur = conn.connection.dbapi_connection.cursor()
+        for name, sql in (("copy", f"CREATE TEMPORARY TABLE _floor_copy AS SELECT {cols} FROM {table}"),
+                          ("group", f"CREATE TEMPORARY TABLE _floor_cells AS SELECT {qis}, COUNT(*) AS n "
+                                    f"FROM _floor_copy GROUP BY {qis}")):
+            start, server = time.perf_counter(), cpu() if cpu else 0.0
+            cur.execute(sql)
+            out[name] = round(time.perf_counter() - start, 3)
+            out[f"{name}_server_cpu"] = round(cpu() - server, 3) if cpu else None
+        cur.execute("DROP TABLE _floor_cells")
+        cur.execute("DROP TABLE _floor_copy")
+        cur.close()
+    db.engine.dispose()
+    out["seconds"] = round(out["copy"] + out["group"], 3)
+    out["server_cpu"] = round(out["copy_server_cpu"] + out["group_server_cpu"], 3) if cpu else None
+    return out
 
 
 def fetch_rows(url: str, table: str, cols: list[str]) -> tuple[list, float]:
@@ -232,7 +278,7 @@ def measure_planning(url: str, table: str, hdir: str) -> dict:
     hp = {c: Path(hdir) / f"{c}.csv" for c in QIS}
     out: dict = {}
     for method in ("mondrian", "auto"):
-        with connect(url, policy(hp, "occupation", {"k": 5, "method": method})) as db:
+        with connect(url, policy(hp, "occupation", {"k": 5, "method": method}, table)) as db:
             times = []
             for q in PLANNED:
                 db.plan(q.format(t=table))  # warm
@@ -278,11 +324,12 @@ def measure_answer(url: str, table: str, hdir: str, mode: str) -> dict:
     import sqlanon
 
     pol = policy({c: Path(hdir) / f"{c}.csv" for c in QIS}, "occupation",
-                 {"method": "mondrian", "k": 5, "max_suppression": 0})
+                 {"method": "mondrian", "k": 5, "max_suppression": 0}, table)
     login, reader = restricted(url, pol)
+    cpu = server_cpu.reader(url)
     with sqlanon.connect(login, pol, reader_role=reader) as db:
         connected = _rss()
-        t0 = time.perf_counter()
+        t0, server = time.perf_counter(), cpu() if cpu else 0.0
         if mode == "execute":
             res = db.execute("SELECT * FROM " + table)
             first = time.perf_counter() - t0
@@ -299,7 +346,8 @@ def measure_answer(url: str, table: str, hdir: str, mode: str) -> dict:
             streamed.close()
             closed = time.perf_counter() - closing
         total = time.perf_counter() - t0
-    out = {"mode": mode, "rows": rows, "first_row": round(first, 3), "total": round(total, 3),
+        spent = round(cpu() - server, 3) if cpu else None
+    out = {"mode": mode, "rows": rows, "first_row": round(first, 3), "total": round(total, 3), "server_cpu": spent,
            "pipeline": round(sum(v for k, v in report.seconds.items() if k != "finish"), 3),
            "peak_rss_mb": _rss(), "rss_connected_mb": connected}
     if mode == "first_row":
@@ -369,6 +417,9 @@ def main() -> None:
         elif kind == "answer":
             url, table, hdir, mode = rest
             print(json.dumps(measure_answer(url, table, hdir, mode)))
+        elif kind == "floor":
+            url, table, sens = rest
+            print(json.dumps(measure_floor(url, table, sens)))
         elif kind == "client_slicing":
             url, table, buckets = rest
             print(json.dumps(measure_client_slicing(url, table, int(buckets))))
@@ -385,10 +436,10 @@ def main() -> None:
     for backend in a.backends.split(","):
         url = backend_url(backend, tmp / "bench.db", stops)
         t0 = time.perf_counter()
-        prepare(url)
+        prepare(url, tuple(a.sizes.split(",")))
         print(f"[{backend}] data ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         for size in a.sizes.split(","):
-            table = "adult" if size == "adult" else "adult1m"
+            table = table_of(size)
             row = {"backend": backend, "table": table}
             methods = a.methods.split(",")
             if "alpha_k" in methods:
@@ -397,8 +448,12 @@ def main() -> None:
             configs = {name: privacy for m in methods for name, privacy in PARTITIONS.get(m, {}).items()}
             for name, privacy in configs.items():
                 row[name] = child("sqlanon", url, table, hdir, "occupation", json.dumps(privacy))
+            if "alpha_k" in methods or configs:
+                row["floor"] = child("floor", url, table, "occupation")
             if "answer" in methods:
-                row["answer"] = {mode: child("answer", url, table, hdir, mode) for mode in ANSWER_MODES}
+                # 10 M rows in a list are what streaming avoids: only the stream is read there
+                modes = ("stream",) if size == "10m" else ANSWER_MODES
+                row["answer"] = {mode: child("answer", url, table, hdir, mode) for mode in modes}
             if not a.skip_client:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")
