@@ -8,7 +8,9 @@ where it holds); a partition with no such cut is final. One pass cuts every open
 once, and its cells move on to a table of open cells or to the final ones: the same statements
 over the same tables every pass, so the passes run as one server-side loop where the database
 has one, and the number of statements grows with the depth of the cuts (about log2(n/k)), not
-with the rows. A taxonomy attribute is cut along its ancestor path, so that a part keeps whole
+with the rows. For k alone, a partition whose cells all hold k rows is closed at once as its
+cells (its distinct position tuples): every cut of it would be valid, so the passes would only
+cut it down to them (1 M Adult-like rows: 25 passes → 1, the same release). A taxonomy attribute is cut along its ancestor path, so that a part keeps whole
 subtrees where it can; each part releases, per attribute, its rows' common value at the lowest
 level of the hierarchy that has one.
 
@@ -92,13 +94,30 @@ class Mondrian:
             ifs=[exp.If(this=exp.LTE(this=col(f"pos_{i}", "c"), expression=col("s", cut)), true=lit(0))],
             default=lit(1))) for i in range(m)], default=lit(0))
 
-    @staticmethod
-    def _extents(cur: str, m: int) -> exp.Select:
+    def _extents(self, cur: str, m: int) -> exp.Select:
         """Every open partition's lowest and highest position along each attribute: measured
-        once a pass (into a table both choice queries read), not once a query."""
+        once a pass (into a table both choice queries read), not once a query; k alone, also
+        its smallest cell (least: see mondrian/close_cells.sql)."""
+        least = [exp.alias_(exp.Min(this=col("n")), "least")] if self._sizes_only else []
         return exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
-                                        for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))]) \
+                                        for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))], *least) \
             .from_(table(cur)).group_by(col("pid"))
+
+    def _widths(self, i: int, extents: str, domains: list[int]) -> exp.Expression:
+        """Attribute i's normalized extent in the open partitions it can cut; k alone, not in
+        those whose cells all hold k rows (closed as their cells: mondrian/close_cells.sql)."""
+        widths = render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents=extents,
+                        domain=lit(max(domains[i] - 1, 1)))
+        assert isinstance(widths, exp.Select)
+        return widths.where(exp.LT(this=col("least"), expression=lit(self.req.k)), copy=False) \
+            if self._sizes_only else widths
+
+    def _close(self, cur: str, extents: str, choice: str, m: int) -> exp.Expression:
+        """The open partitions that pass ``choice`` leaves uncut, into the final ones."""
+        if not self._sizes_only:
+            return render("mondrian/close", cur=cur, choice=choice)
+        return render("mondrian/close_cells", cur=cur, extents=extents, choice=choice, k=lit(self.req.k),
+                      positions=[col(f"pos_{i}", "c") for i in range(m)])
 
     def _choice(self, cur: str, extents: str, m: int, domains: list[int], whole: str | None, choice: str,
                 widest: bool) -> exp.Select:
@@ -111,8 +130,7 @@ class Mondrian:
         widest cut whose halves hold. The medians and the halves are both counted on one
         histogram of the open cells (mondrian/histogram.sql). ``extents``: the partitions'
         extents (_extents), measured for this pass."""
-        widths = _union([render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents=extents,
-                                domain=lit(max(domains[i] - 1, 1))) for i in range(m)])
+        widths = _union([self._widths(i, extents, domains) for i in range(m)])
         rank = exp.Window(this=exp.RowNumber(), partition_by=[col("pid")], order=exp.Order(
             expressions=[exp.Ordered(this=col("width"), desc=True), exp.Ordered(this=col("qi"))]))
         ranked = exp.select(col("pid"), col("qi"), col("width"), exp.alias_(rank, "rk")) \
@@ -204,7 +222,7 @@ class Mondrian:
                     kept.extend(staged)
                 return [be.empty(choice), be.empty(extents), exp.insert(self._extents(src_, m), table(extents)),
                         *choose,
-                        exp.insert(render("mondrian/close", cur=src_, choice=choice), table(parts),
+                        exp.insert(self._close(src_, extents, choice, m), table(parts),
                                    columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid", "depth")]),
                         exp.insert(render("mondrian/cut", cur=src_, choice=choice, side=self._side(m, "ch"),
                                           positions=[col(f"pos_{i}", "c") for i in range(m)]),

@@ -39,6 +39,24 @@ def test_median_cuts_down_to_k(db_url):
     assert res.report.rows_suppressed == 0 and res.report.method == "mondrian"
 
 
+def test_parts_whose_cells_hold_k_rows_close_as_their_cells(db_url):
+    """The median rule's parts, where cells of k rows are closed at once (close_cells.sql):
+    ages 0-3 twice, 4-7 once, k=2. By hand: 0-2 | 3-7 (6 rows each); 0-2 has no cell under k, so
+    its parts are its ages; 3-4 | 5-7 (3 rows each), where a cut would leave one row."""
+    rows = [(a, "a") for a in range(4) for _ in range(2)] + [(a, "b") for a in range(4, 8)]
+    load_table(db_url, "m12", [("age", "int"), ("s", "text")], rows)
+    with connect(db_url, policy=policy({"k": 2}, "m12")) as db:
+        res = db.execute("SELECT age, s FROM m12")
+    sizes = {k[0]: sum(c.values()) for k, c in classes(res.rows).items()}
+    assert sizes == {"0": 2, "1": 2, "2": 2, "[0,8)": 3, "[4,8)": 3}
+    # every cell holds k rows: the first pass closes each as its own part
+    load_table(db_url, "m16", [("age", "int"), ("s", "text")], [(a, "a") for a in range(8) for _ in range(2)])
+    with connect(db_url, policy=policy({"k": 2}, "m16")) as db:
+        res = db.execute("SELECT age, s FROM m16")
+    assert {k[0]: sum(c.values()) for k, c in classes(res.rows).items()} == {str(a): 2 for a in range(8)}
+    assert "1 cutting pass(es) over the frequency table" in res.report.notes
+
+
 def test_l_diversity_stops_a_cut(db_url):
     load_table(db_url, "m8", [("age", "int"), ("s", "text")], EIGHT)
     with connect(db_url, policy=policy({"k": 2, "l": 2})) as db:
