@@ -65,6 +65,11 @@ class SparkBackend(Backend):
         # CACHE TABLE … AS SELECT: the connection computes the rows and names them (spark_dbapi)
         return exp.Cache(this=table(name), expression=select, lazy=False)  # type: ignore[return-value]
 
+    def refill(self, name: str, select: exp.Query) -> list[exp.Expression]:
+        # the rows are computed anew and named in place of the old ones (spark_dbapi.keep): one
+        # job, where emptying and inserting took two statements
+        return [self.create_temp_table(name, select)]
+
     def render(self, e: exp.Expression) -> str:
         return super().render(e.transform(_spark_forms, copy=False))
 
@@ -78,11 +83,15 @@ class SparkBackend(Backend):
 
     def relinquish(self, connection: Any, denied: frozenset[str], temp_tables: list[str]) -> list[str]:
         self.restrict(connection, denied)
+        # the release alone: the pipeline's other tables are the connection's too
+        _driver(connection).readable = frozenset(name.lower() for name in temp_tables)
         return []
 
     def restrict(self, connection: Any, denied: frozenset[str]) -> None:
         # a catalog name sqlanon's own (none is made on Spark, but none is read either)
-        _driver(connection).denied = frozenset(denied)
+        driver = _driver(connection)
+        driver.denied = frozenset(denied)
+        driver.readable = frozenset()
 
     def is_permission_error(self, error: Exception) -> bool:
         return isinstance(getattr(error, "orig", error), spark_dbapi.PermissionDenied)

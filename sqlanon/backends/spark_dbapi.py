@@ -96,8 +96,12 @@ class Connection:
             self.session.catalog.setCurrentDatabase(database)
         #: the connection's pipeline tables: name → DataFrame of computed rows
         self.tables: dict[str, Any] = {}
+        #: those of its tables that hold no row: emptied without a job, filled by one
+        self.empty: set[str] = set()
         #: lower-cased names of the tables a restricted connection may not read; None: unrestricted
         self.denied: frozenset[str] | None = None
+        #: lower-cased names of its own tables a restricted connection may read (the release)
+        self.readable: frozenset[str] = frozenset()
         self._parsed: dict[str, Any] = {}
         self.closed = False
 
@@ -134,6 +138,15 @@ class Connection:
         self.tables[name] = df
         df.createOrReplaceTempView(name)
 
+    def clear(self, name: str) -> None:
+        """``name`` holds no row from now on: rows of no Spark job (a loop empties a table before
+        filling it again, every pass), computed rows as the others (the guard reads them so)."""
+        df = self.session.createDataFrame(self.session.sparkContext.emptyRDD(), self.tables[name].schema)
+        self._free(name)
+        self.tables[name] = df
+        self.empty.add(name)
+        df.createOrReplaceTempView(name)
+
     def drop(self, name: str) -> None:
         self._free(name)
         self.tables.pop(name, None)
@@ -143,7 +156,9 @@ class Connection:
         """Release the blocks of ``name``'s rows now: left to the JVM's garbage collector, a
         loop's thousand replaced tables filled the driver's heap."""
         old = self.tables.get(name)
-        if old is not None:
+        if name in self.empty:
+            self.empty.discard(name)
+        elif old is not None:
             rdd = old._jdf.queryExecution().analyzed().rdd()
             self.session.sparkContext._jsc.sc().unpersistRDD(rdd.id(), False)
 
@@ -242,7 +257,7 @@ class Cursor:
         if _TRANSACTION.match(sql):
             return
         if conn.denied is not None:
-            spark_guard.check(conn.session, sql, conn.denied)
+            spark_guard.check(conn.session, sql, conn.denied, conn.readable)
             self._answer(conn.session.sql(sql))
             return
         first = _FIRST.match(sql)
@@ -281,7 +296,9 @@ class Cursor:
         columns = list(old.columns)
         table = exp.to_table(f"`{name}`", dialect="spark")
         if isinstance(tree, exp.TruncateTable) or (isinstance(tree, exp.Delete) and tree.args.get("where") is None):
-            conn.keep(name, old.limit(0))
+            conn.clear(name)
+            return True
+        if name in conn.empty and not isinstance(tree, exp.Insert):  # an UPDATE or DELETE of no row
             return True
         if isinstance(tree, exp.Delete):
             keep = exp.Not(this=exp.func("COALESCE", exp.Paren(this=tree.args["where"].this), exp.false()))
@@ -305,6 +322,9 @@ class Cursor:
             named = [e.name for e in tree.this.expressions]
             new = new.toDF(*named).selectExpr(*[f"`{c}`" if c in named else f"CAST(NULL AS {old.schema[c].dataType.simpleString()}) AS `{c}`"
                                                for c in columns])
+        if name in conn.empty:  # a loop's refill: the new rows alone
+            conn.keep(name, new.toDF(*columns))
+            return True
         # a loop appends every round: the partitions would add up, round after round
         partitions = int(conn.session.conf.get("spark.sql.shuffle.partitions"))
         conn.keep(name, old.union(new.toDF(*columns)).coalesce(partitions))

@@ -62,6 +62,34 @@ def test_the_guard_refuses_every_way_to_a_protected_table(db_url):
         engine.dispose()
 
 
+
+def test_a_finish_query_reads_the_release_and_no_other_pipeline_table(db_url):
+    """The connection's own computed tables (the selection's copy among them) are readable by the
+    finish query only when handed over by name (relinquish), however the query names them."""
+    from sqlanon.backends.spark import SparkBackend
+    from sqlanon.backends.spark_dbapi import PermissionDenied
+
+    engine = sa.create_engine(db_url)
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute("CACHE TABLE sel AS SELECT 1 AS id, 'Alice' AS name")
+        cur.execute("CACHE TABLE rel AS SELECT 1 AS id, '*' AS name")
+        SparkBackend().relinquish(raw, frozenset({"patients"}), ["rel"])
+        cur.execute("SELECT name FROM rel AS sel")
+        assert cur.fetchall() == [("*",)]
+        for sql in ["SELECT * FROM sel", "SELECT * FROM (SELECT * FROM sel) AS rel",
+                    "WITH rel AS (SELECT * FROM sel) SELECT * FROM rel",
+                    "SELECT * FROM rel WHERE id IN (SELECT id FROM sel)"]:
+            with pytest.raises(PermissionDenied):
+                cur.execute(sql)
+        SparkBackend().restrict(raw, frozenset({"patients"}))  # a pass-through: nothing handed over
+        with pytest.raises(PermissionDenied):
+            cur.execute("SELECT * FROM rel")
+    finally:
+        raw.close()
+        engine.dispose()
+
 def test_a_session_handed_in_serves_its_tables_and_the_release_holds(db_url):
     load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
     load_table(db_url, "wards", [("ward", "text")], [("a",)])
