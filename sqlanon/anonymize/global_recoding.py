@@ -15,7 +15,8 @@ quasi-identifier at the root as ARX releases suppressed rows, form a class that 
 model, they are so released (and counted as suppressed, as always); else they are withheld and
 the kept classes must lie within t less the withheld share, which bounds how far the release's
 distribution strays from the selection's (_closeness). Neither α nor t is monotone with
-suppression, so failing nodes tag their predecessors by the rows failing k or l alone.
+suppression, so failing nodes tag their predecessors by the rows that every node below must
+suppress: those failing k or l, and a share of those failing t (_beyond).
 
 Every node is measured from the selection's frequency table (anonymize/frequency.py), reduced
 to the label codes of every level: one GROUP BY per evaluated node over that table, never a pass
@@ -100,12 +101,30 @@ class GlobalRecoding:
 
     # the class conditions, over a class's size, distinct sensitive values dl, the rows of its
     # most frequent protected value maxp, and its distance td from the selection's distribution
-    def _monotone(self) -> exp.Expression:
-        """The class conditions monotone with suppression: fewer than k rows or l values."""
-        cond: exp.Expression = exp.LT(this=col("size"), expression=lit(self.req.k))
+    def _beyond(self) -> exp.Expression:
+        """Per class, rows that every node below must suppress (Outcome.monotone; summed by
+        global/node.sql): where the class has fewer than k rows or l values, all of them (its
+        parts have fewer still). Where it fails t, with distance d from the selection's
+        distribution q, at least size · (d − t) / (1 − t): the class's distribution is the
+        mixture of its parts' (weights their shares of its rows), and the distance to q is
+        convex, so size · d ≤ Σ over parts of rows · distance ≤ F · 1 + (size − F) · t, with F
+        the rows of the parts that fail t or any other model below (a part kept is within t of
+        q: within t less the node's margin, _closeness) — hence F ≥ size · (d − t) / (1 − t),
+        each of them suppressed (withheld or released at the root). α is not monotone: a class
+        failing α alone counts nothing."""
+        size = col("size")
+        monotone: exp.Expression = exp.LT(this=size, expression=lit(self.req.k))
         if self.req.l is not None:
-            cond = exp.Or(this=cond, expression=exp.LT(this=col("dl"), expression=lit(self.req.l.value)))
-        return cond
+            monotone = exp.Or(this=monotone, expression=exp.LT(this=col("dl"), expression=lit(self.req.l.value)))
+        ifs = [exp.If(this=monotone, true=size.copy())]
+        if self.req.t is not None and self.req.t.value < 1:
+            t = self.req.t.value
+            # a hair above t, so that a float's rounding of the distance never tags a node
+            over = exp.Sub(this=col("td"), expression=exp.Literal.number(repr(t)))
+            ifs.append(exp.If(this=exp.GT(this=col("td"), expression=exp.Literal.number(repr(t + 1e-9))),
+                              true=exp.Div(this=exp.Mul(this=size.copy(), expression=exp.Paren(this=over)),
+                                           expression=exp.Literal.number(repr(1 - t)))))
+        return exp.Sum(this=exp.Case(ifs=ifs, default=lit(0)))
 
     def _fails(self, node: tuple[int, ...] | None = None) -> exp.Expression:
         """``node``: the node whose t-closeness margin applies (none: no margin)."""
@@ -186,7 +205,7 @@ class GlobalRecoding:
             row = ctx.query(self._node(node, hs, base, domains, roots))
             values = row[0] if row else (0, 0, 0, 0, *([0.0] * len(hs)), 0)
             return Outcome(int(values[1] or 0), int(values[2] or 0), int(values[0] or 0), int(values[3] or 0),
-                           [float(v or 0) for v in values[4:4 + len(hs)]], monotone=int(values[4 + len(hs)] or 0))
+                           [float(v or 0) for v in values[4:4 + len(hs)]], monotone=float(values[4 + len(hs)] or 0))
 
         def evaluate(node: tuple[int, ...]) -> tuple[bool, float, Outcome]:
             outcome = measure(node)
@@ -204,9 +223,11 @@ class GlobalRecoding:
         notes = []
         if ctx.live:
             # α and t are not monotone with suppression: a class above a failing one may fail as a
-            # whole where only a part failed below. A failing node tags its predecessors only by
-            # the rows that fail k or distinct l (Outcome.monotone), which are
-            found = search([h.height for h in hs], lambda n: lower_bound(metric, domains, n, total), evaluate, limit)
+            # whole where only a part failed below. A failing node tags its predecessors by the
+            # rows every node below must suppress (_beyond). KL's bound is loose and
+            # discernibility has none: walked from the top, failing nodes tag the most
+            found = search([h.height for h in hs], lower_bound(metric, domains, total), evaluate, limit,
+                           down=metric in ("kl", "discernibility"))
             chosen = found.best if found.best is not None else tuple(h.height for h in hs)
             notes.append(found.describe(names) + f"; metric {metric}")
             withheld = found.outcome.withheld if found.outcome is not None else 0
@@ -294,13 +315,13 @@ class GlobalRecoding:
         shares = []
         for i, lv in enumerate(node):
             share: exp.Expression = lit(1)
-            if lv < hs[i].height and domains:
+            if lv < hs[i].height and domains and self.req.metric == "loss":
                 share = exp.Case(this=col(f"c_{i}_{lv}"), ifs=[exp.If(this=lit(c), true=exp.Literal.number(repr(s)))
                                                               for c, (_, s, _) in domains[i].labels[lv].items()],
                                  default=lit(1))
             shares.append(exp.alias_(exp.Sum(this=exp.Case(ifs=[exp.If(this=fails.copy(), true=exp.Mul(
                 this=col("size"), expression=share))], default=lit(0))), f"u_{i}"))
-        return render("global/node", fails=fails, monotone=self._monotone(), at_root=self._at_root(node, hs, roots), shares=shares or [exp.alias_(lit(0), "u_none")],
+        return render("global/node", fails=fails, beyond=self._beyond(), at_root=self._at_root(node, hs, roots), shares=shares or [exp.alias_(lit(0), "u_none")],
             levels=levels or [exp.alias_(lit(0), "c_none")], levels_group=levels, diverse=self._diverse(),
             base=self._source(node, hs, base))
 

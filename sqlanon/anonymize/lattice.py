@@ -10,13 +10,15 @@ tagging: a node that meets the limit makes every successor meet it (``satisfied`
 fails makes every predecessor fail (``failed``), which is never evaluated. α-deassociation is
 monotone without suppression but not with it (a class above may fail as a whole where only one
 of its parts failed below, and withhold more rows), and neither is t-closeness; with α or t a
-failing node tags by the rows that fail k or distinct l alone (Outcome.monotone).
+failing node tags by the rows that every node below must suppress (Outcome.monotone: those
+failing k or distinct l, and a share of those failing t).
 
 The metrics with suppression are not monotone, so every node that may beat the best found is
-evaluated; the order and the cut-off come from a lower bound computed without the database, the
-generalization part of the metric alone (ARX's lower bound for its loss): nodes in ascending
-order of the bound, and the search stops at the first node whose bound is no better than the
-best node found. Withheld rows only add loss, so no node skipped could have been better.
+evaluated, but for those a lower bound computed without the database rules out: no node at or
+above a node scores less than the node's bound (lower_bound: the generalization part alone for
+ARX's loss and the entropy, ARX's bound for its loss; kl_bound for KL). Nodes go in ascending
+order of the bound, or from the top where the bound is loose (``down``: failing nodes then tag
+the most), and a node whose bound is no better than the best found is skipped unevaluated.
 
 This module holds the search and the scores, in Python over the few numbers per node that the
 database returns (anonymize/global_recoding.py asks it, one GROUP BY per evaluated node).
@@ -63,9 +65,10 @@ class Outcome:
     #: withheld (t-closeness, as ARX releases suppressed rows): counted in ``generalized``;
     #: ``withheld``, ``shares`` and ``per_label`` still describe them as they would be withheld
     rooted: int = 0
-    #: rows of the classes that fail the models monotone with suppression (k, distinct l): where
-    #: they exceed the limit, so do a predecessor's; None: ``withheld``
-    monotone: int | None = None
+    #: rows that every node below must suppress (the classes failing k or distinct l, a share
+    #: of those failing t: GlobalRecoding._beyond): where they exceed the limit, a predecessor
+    #: fails too; None: ``withheld``
+    monotone: float | None = None
 
     @property
     def suppressed(self) -> int:
@@ -141,14 +144,64 @@ def entropy(domains: list[Domain], node: tuple[int, ...], total: int, per_label:
     return out
 
 
-def lower_bound(metric: str, domains: list[Domain], node: tuple[int, ...], total: int) -> float:
-    """The metric's generalization part alone: no node at or above ``node`` scores less, and
-    suppression only adds to it. 0 where no such bound is known (kl, discernibility)."""
+def kl_floor(d: Domain, lv: int, total: int) -> float:
+    """A floor under one quasi-identifier's term of kl_sum at level ``lv``, whatever the node
+    withholds or releases at the root: the divergence from the selection's distribution p of
+    its projection p̂ onto the level's labels (each label's rows spread evenly over its values).
+
+    kl_sum gives value v the mass q_v = (n_L − w_L) / (T m_L) + R / (T |V|) of its label L (n_L
+    rows over m_L values, w_L of them withheld, R rows released at the root; at the root level
+    (T − W + R) / (T |V|)): q is constant on every label and sums to s ≤ 1. For such a q,
+    D(p‖q) = Σ_L p(L) log2(p(L) / Q(L)) + Σ_v p_v log2(p_v m_L / p(L)) with Q(L) = Σ_{v∈L} q_v;
+    the second sum is D(p‖p̂) and the first is a divergence of distributions over the labels
+    less log2 s ≥ 0 (Gibbs). kl_sum clips a term at 0 and normalizes it by p's entropy: so
+    does this."""
+    if lv == d.height:
+        labels = {0: (total, len(d.values))}
+        label_of = {v: 0 for v in d.values}
+    else:
+        labels = {c: (n, m) for c, (n, _, m) in d.labels[lv].items()}
+        label_of = d.value_labels[lv]
+    entropy = -sum(n / total * math.log2(n / total) for n in d.values.values() if n)
+    div = 0.0
+    for v, n in d.values.items():
+        rows, covered = labels.get(label_of.get(v, -1), (0, 1))
+        if not n:
+            continue
+        if rows <= 0:
+            return math.inf
+        div += n / total * math.log2((n / total) / (rows / total / max(covered, 1)))
+    return max(div, 0.0) / entropy if entropy > 0 else max(div, 0.0)
+
+
+def kl_bound(domains: list[Domain], total: int) -> Callable[[tuple[int, ...]], float]:
+    """A lower bound of kl_sum at every node at or above a node, for the search to prune with.
+    kl_sum is a sum of one term per quasi-identifier, and the nodes at or above a node are every
+    combination of levels at or above its own, so the least sum over them is the sum over the
+    quasi-identifiers of the least floor (kl_floor) at the levels at or above the node's. Where
+    every level's labels group the level's below (a taxonomy), the floor never falls as the
+    level rises (the chain rule: D(p‖p̂') − D(p‖p̂) is a divergence between the distributions
+    over the finer labels), so this is the node's own floor; the minimum keeps it sound for
+    hierarchies whose levels are not nested."""
+    least = []
+    for d in domains:
+        floors = [kl_floor(d, lv, total) for lv in range(d.height + 1)]
+        least.append([min(floors[lv:]) for lv in range(d.height + 1)])
+    return lambda node: sum(m[lv] for m, lv in zip(least, node))
+
+
+def lower_bound(metric: str, domains: list[Domain], total: int) -> Callable[[tuple[int, ...]], float]:
+    """A bound under the metric at every node at or above a node, for ``search``: for ARX's loss
+    and the entropy their generalization part alone (it never falls as levels rise, and
+    suppression only adds to it); for KL kl_bound. 0 for discernibility, whose suppression
+    part can fall as levels rise (fewer classes fail)."""
     if metric == "loss":
-        return arx_loss(arx_loss_parts(domains, node, total, 0, [0.0] * len(domains)))
+        return lambda node: arx_loss(arx_loss_parts(domains, node, total, 0, [0.0] * len(domains)))
     if metric == "entropy":
-        return entropy(domains, node, total, [{} for _ in domains])
-    return 0.0
+        return lambda node: entropy(domains, node, total, [{} for _ in domains])
+    if metric == "kl":
+        return kl_bound(domains, total)
+    return lambda node: 0.0
 
 
 @dataclass
@@ -174,7 +227,7 @@ class Search:
 
 def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
            evaluate: Callable[[tuple[int, ...]], tuple[bool, float, Outcome]], limit: float,
-           tag: bool = True) -> Search:
+           tag: bool = True, down: bool = False) -> Search:
     """The node of least score among those that meet the models within the limit.
     ``evaluate(node)`` → (meets the models within the limit, score, outcome). Ties go to the
     lower node, then to the lower levels in attribute order. Only withheld rows beyond
@@ -188,14 +241,14 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
     result = Search(total=len(all_nodes))
     failed: set[tuple[int, ...]] = set()
     bounds = {n: bound(n) for n in all_nodes}
-    # without a bound every node within the limit must be scored, so the lattice is walked
-    # from the top: a node that fails there tags its whole down-set, never evaluated
-    down = all(b == 0 for b in bounds.values())
-    ordered = sorted(all_nodes, key=lambda n: (bounds[n], -sum(n) if down else sum(n), n))
-    for i, node in enumerate(ordered):
+    # ascending bounds stop the search at the first node no better than the best found; from
+    # the top (``down``) a failing node tags its whole down-set, never evaluated, and the bound
+    # still skips every node that cannot win
+    ordered = sorted(all_nodes, key=lambda n: (-sum(n), n) if down else (bounds[n], sum(n), n))
+    for node in ordered:
         if bounds[node] >= result.score:
-            result.pruned_bound = len(ordered) - i
-            break
+            result.pruned_bound += 1
+            continue
         if node in failed:
             result.pruned_failed += 1
             continue
