@@ -95,14 +95,16 @@ def hierarchies(tmp: Path) -> dict[str, Path]:
 
 
 def policy(hpaths: dict[str, Path], sensitive: str, privacy: dict, table: str = "adult1m") -> dict:
-    """Adult and ``table`` protected alike (a policy that names a missing table is refused)."""
+    """Adult, adult1m (prepare builds it always) and ``table`` protected alike: every checkout's
+    policy names the same tables, whose grants its login shares (a policy that names a missing
+    table is refused)."""
     others = [c for c, _ in ADULT_COLUMNS if c not in QIS and c != sensitive]
     return {"tables": {t: {
         "quasi_identifiers": {c: {"type": "taxonomy", "file": str(hpaths[c])} for c in QIS},
         "sensitive": {sensitive: {"type": "categorical"}},
         "insensitive": others,
         "privacy": privacy,
-    } for t in ("adult", table)}}
+    } for t in dict.fromkeys(("adult", "adult1m", table))}}
 
 
 def alpha_k(protect: object) -> dict:
@@ -140,11 +142,12 @@ def table_of(size: str) -> str:
 
 
 def prepare(url: str, sizes: tuple[str, ...] = ("1m",)) -> None:
+    """Adult, adult1m, and the other synthetic sizes asked for."""
     engine = sa.create_engine(url)
     insp = sa.inspect(engine)
     if not insp.has_table("adult"):
         load_table(url, "adult", ADULT_COLUMNS, read_adult_raw())
-    for size in (s for s in sizes if s in TABLES and not insp.has_table(TABLES[s])):
+    for size in (s for s in dict.fromkeys(("1m", *sizes)) if s in TABLES and not insp.has_table(TABLES[s])):
         md = sa.MetaData()
         adult = sa.Table("adult", md, autoload_with=engine)
         copies = sa.Table(f"copies{size}", md, sa.Column("c", sa.Integer))
