@@ -195,10 +195,14 @@ def lower_bound(metric: str, domains: list[Domain], total: int) -> Callable[[tup
     and the entropy their generalization part alone (it never falls as levels rise, and
     suppression only adds to it); for KL kl_bound. 0 for discernibility, whose suppression
     part can fall as levels rise (fewer classes fail)."""
+    # each quasi-identifier's part depends on its level alone: computed once per level, not
+    # once per node (720 nodes on Adult took 0.1-0.2 s)
     if metric == "loss":
-        return lambda node: arx_loss(arx_loss_parts(domains, node, total, 0, [0.0] * len(domains)))
+        parts = [[arx_loss_parts([d], (lv,), total, 0, [0.0])[0] for lv in range(d.height + 1)] for d in domains]
+        return lambda node: arx_loss([p[lv] for p, lv in zip(parts, node)])
     if metric == "entropy":
-        return lambda node: entropy(domains, node, total, [{} for _ in domains])
+        terms = [[entropy([d], (lv,), total, [{}]) for lv in range(d.height + 1)] for d in domains]
+        return lambda node: sum(t[lv] for t, lv in zip(terms, node))
     if metric == "kl":
         return kl_bound(domains, total)
     return lambda node: 0.0
