@@ -1,17 +1,17 @@
 -- local/take.sql under t-closeness (equal distance, t = :t): a class of the current node is
 -- released only where its distance from the selection's distribution of the sensitive value
 -- (:whole: sv, q) is at most t. Its distance is ½ Σ_v |p(v) − q(v)| = ½ (Σ over the values it
--- holds of (|p − q| − q) + 1): one term per value of the class, read from the value's first cell
--- (head = 1). At the root the selection as a whole is at distance 0.
+-- holds of (|p − q| − q) + 1): each value's term shared among its cells by their rows (n of the
+-- value's vc), so that one sum over the class's cells adds it up. At the root the selection as
+-- a whole is at distance 0.
 SELECT cell, step, :keys
 FROM (
   SELECT y.*,
-         0.5 * (SUM(CASE WHEN y.head = 1 THEN ABS(CAST(y.vc AS DOUBLE) / CAST(y.total AS DOUBLE) - y.q) - y.q
-                         ELSE 0 END) OVER (PARTITION BY :keys) + 1) AS d
+         0.5 * (SUM(CAST(y.n AS DOUBLE) / CAST(y.vc AS DOUBLE)
+                    * (ABS(CAST(y.vc AS DOUBLE) / CAST(y.total AS DOUBLE) - y.q) - y.q)) OVER (PARTITION BY :keys) + 1) AS d
   FROM (
     SELECT x.*, SUM(x.n) OVER (PARTITION BY :keys) AS total, SUM(x.n * x.p) OVER (PARTITION BY :keys) AS prot,
-           SUM(x.n) OVER (PARTITION BY :keys, x.sv) AS vc,
-           ROW_NUMBER() OVER (PARTITION BY :keys, x.sv ORDER BY x.cell) AS head
+           SUM(x.n) OVER (PARTITION BY :keys, x.sv) AS vc
     FROM (
       SELECT r.cell, r.n, r.p, r.sv, w.q, nd.step, :codes
       FROM :rem AS r

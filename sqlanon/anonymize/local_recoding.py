@@ -47,9 +47,6 @@ from sqlanon.sql.templates import col, lit, render, table
 MAX_NODES = 4096
 #: rounds of joins of what the root left, at most (Adult under α: 7)
 MAX_JOINS = 64
-#: under t, the classes nearest to a cell left over among which it looks for one that stays
-#: within t with it
-NEAR = 32
 
 
 def lattice_order(heights: list[int], limit: int = MAX_NODES) -> list[tuple[int, ...]]:
@@ -100,15 +97,15 @@ class LocalRecoding:
         #: the largest distance a class may keep (2: any, without t)
         self.t = exp.Literal.number(repr(t.value)) if t else lit(2)
 
-    def _join_t(self, rem: str, classes: str, held: str, near: str, picks: str, accepted: str, parts: str,
+    def _join_t(self, rem: str, classes: str, held: str, spread: str, picks: str, accepted: str, parts: str,
                 codes: str, whole: str, cost: exp.Expression, be: Backend) -> list[exp.Expression]:
-        """A round of joins under t: each cell's nearest classes (local/near.sql), its pick among
-        them (local/join_t.sql), what each class accepts (local/accept_t.sql)."""
+        """A round of joins under t: the classes' distances as cells join them (local/spread.sql),
+        each cell's pick (local/join_t.sql), what each class accepts (local/accept_t.sql)."""
         return [be.empty(held), exp.insert(render("local/held", parts=parts, codes=codes), table(held)),
-                be.empty(near), exp.insert(render("local/near", rem=rem, shared=classes, cost=cost, num=self.num,
-                                                  den=self.den, near=lit(NEAR)), table(near)),
-                be.empty(picks), exp.insert(render("local/join_t", near=near, held=held, whole=whole, t=self.t),
-                                            table(picks)),
+                be.empty(spread), exp.insert(render("local/spread", held=held, shared=classes, whole=whole,
+                                                    rem=rem, t=self.t), table(spread)),
+                be.empty(picks), exp.insert(render("local/join_t", rem=rem, shared=classes, spread=spread,
+                                                   cost=cost, num=self.num, den=self.den), table(picks)),
                 be.empty(accepted), exp.insert(render("local/accept_t", picks=picks, shared=classes, held=held,
                                                       whole=whole, num=self.num, den=self.den, t=self.t),
                                                table(accepted), columns=[exp.to_identifier(c, quoted=True)
@@ -188,14 +185,13 @@ class LocalRecoding:
                 cost = exp.Add(this=cost, expression=exp.Div(this=exp.Mul(this=level, expression=lit(1.0)),
                                                              expression=lit(h.height)))
         # rounds of joins: each cell picks its class, each class accepts what keeps it α-compliant
-        # (and within t: judged on a cell's NEAR nearest classes, over the classes' rows per value)
+        # (and within t, judged over the classes' rows per value)
         t_cols = [col("sv"), exp.alias_(exp.cast(lit(0), "DOUBLE"), "d")] if self.req.t else []
         picks = ctx.create_temp("picks", exp.select(col("cell"), exp.alias_(lit(0), "pid"), col("n"), col("p"),
                                                     *t_cols).from_(table(codes)).where(exp.false()))
         held = ctx.create_temp("held", render("local/held", parts=parts, codes=codes)) if sensitive else ""
-        near = ctx.create_temp("near", exp.subquery(render(
-            "local/near", rem=rem, shared=classes, cost=cost, num=self.num, den=self.den, near=lit(NEAR)), "c")
-            .select("*").where(exp.false())) if self.req.t else ""
+        spread = ctx.create_temp("spread", render("local/spread", held=held, shared=classes, whole=whole, rem=rem,
+                                                  t=self.t)) if self.req.t else ""
         accepted = ctx.create_temp("accepted", exp.select(col("cell"), col("pid")).from_(table(picks))
                                    .where(exp.false()))
         joins = ctx.create_temp("joins", exp.select(exp.alias_(lit(0), "round"), exp.alias_(lit(1), "moved")))
@@ -205,7 +201,7 @@ class LocalRecoding:
             exp.Exists(this=exp.select(lit(1)).from_(table(rem))))),
             [be.empty(classes), exp.insert(render("local/shared", parts=parts, codes=codes, shared=shared_codes
                                                   or [exp.alias_(lit(0), "sc_none")]), table(classes)),
-             *(self._join_t(rem, classes, held, near, picks, accepted, parts, codes, whole, cost, be)
+             *(self._join_t(rem, classes, held, spread, picks, accepted, parts, codes, whole, cost, be)
                if self.req.t else
                [be.empty(picks), exp.insert(render("local/join", rem=rem, shared=classes, cost=cost, num=self.num,
                                                    den=self.den), table(picks)),
@@ -231,7 +227,7 @@ class LocalRecoding:
                                                           k=lit(self.req.k), num=self.num, den=self.den, t=self.t))
             ctx.execute(exp.update(table(parts), {"pid": lit(0)}, where=col("pid").isin(
                 query=exp.select(col("pid")).from_(table(gathered)))))
-            ctx.drop(gathered, held, whole, *([near] if near else []))
+            ctx.drop(gathered, held, whole, *([spread] if spread else []))
         steps = int(ctx.scalar(exp.select(col("step")).from_(table(cur))) or 1) - 1
         ctx.drop(node_table, cur, rem, other, taken, fresh, classes, picks, accepted, joins)
 
