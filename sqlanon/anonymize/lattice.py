@@ -18,7 +18,7 @@ evaluated, but for those a lower bound computed without the database rules out: 
 above a node scores less than the node's bound (lower_bound: the generalization part alone for
 ARX's loss and the entropy, ARX's bound for its loss; kl_bound for KL). Nodes go in ascending
 order of the bound, or from the top where the bound is loose (``down``: failing nodes then tag
-the most), and a node whose bound is no better than the best found is skipped unevaluated.
+the most), and a node whose bound exceeds the best score found is skipped unevaluated.
 
 This module holds the search and the scores, in Python over the few numbers per node that the
 database returns (anonymize/global_recoding.py asks it, one GROUP BY per evaluated node).
@@ -250,7 +250,7 @@ def search(heights: list[int], bound: Callable[[tuple[int, ...]], float],
     # still skips every node that cannot win
     ordered = sorted(all_nodes, key=lambda n: (-sum(n), n) if down else (bounds[n], sum(n), n))
     for node in ordered:
-        if bounds[node] >= result.score:
+        if bounds[node] > result.score:  # equal: the node may tie, and ties go to the lower node
             result.pruned_bound += 1
             continue
         if node in failed:
