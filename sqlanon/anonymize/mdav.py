@@ -14,9 +14,12 @@ repeats the same two statements from here; it runs in-process, so no network is 
 The work per group is a scan of the unassigned rows: O(n²/k) in all, as for MDAV itself.
 
 ``refine: kmeans`` (kAnonyMeans after Stoldt 2019) then refines MDAV's groups by k-means rounds
-inside the database, each a few set-based statements: neighbouring groups trade rows under the
-size bound (mdav/refine.sql), and a group whose rows lie closer to other centroids is dissolved
-into them (mdav/dissolve.sql). Each step lowers the SSE, so the release never loses more than MDAV's.
+inside the database, each a few set-based statements: a row of a group above k rows moves to
+another group (mdav/transfer.sql: the only step that changes the groups' sizes freely), two
+neighbouring groups exchange a row (mdav/swap.sql) or trade rows under the size bound
+(mdav/refine.sql), and, once a round moved nothing, a group whose rows lie closer to other
+centroids is dissolved into them (mdav/dissolve.sql). Each step is taken only where its exact SSE
+gain is positive, so the release never loses more than MDAV's.
 """
 from __future__ import annotations
 
@@ -127,11 +130,13 @@ class MDAV:
                               *refined])
 
     def _refine(self, work: str, m: int, ctx: RunContext) -> list[str]:
-        """kAnonyMeans (Stoldt 2019) as a refinement of MDAV's groups: rounds of k-means steps
-        over pairs of neighbouring groups (mdav/refine.sql), each group keeping k rows, until a
-        round finds no gain or ``refine`` rounds have run. Every round lowers the SSE (a pair
-        is rearranged only where that lowers it for the old centroids, and new centroids lower
-        it further), so the release never loses more than MDAV's."""
+        """kAnonyMeans (Stoldt 2019) as a refinement of MDAV's groups: rounds of transfers,
+        exchanges and k-means steps over pairs of neighbouring groups, each group keeping k
+        rows, with a dissolution step after a round that moved nothing, until two rounds in a
+        row move nothing or ``refine`` rounds have run. Every step lowers the SSE (each move's
+        gain is exact, or reckoned for the old centroids, which new ones only improve on), and
+        no two moves of a step touch one group, so the gains add up and the release never
+        loses more than MDAV's."""
         z = [exp.alias_(exp.Avg(this=col(f"z_{i}")), f"z_{i}") for i in range(m)] + \
             [exp.alias_(exp.Count(this=exp.Star()), "n")]
         cent = ctx.create_temp("kcent", render("mdav/centroids", work=work, z=z))
@@ -144,45 +149,69 @@ class MDAV:
             return render("mdav/refine", cent=cent, work=work, close=close, da=_dist("w", "ca", m),
                           db=_dist("w", "cb", m), k=lit(self.req.k), eps=exp.Literal.number(repr(EPSILON)))
 
+        def transfers() -> exp.Expression:
+            return render("mdav/transfer", work=work, cent=cent, own=exp.Paren(this=_dist("w", "o", m)),
+                          dist=exp.Paren(this=_dist("w", "c", m)), k=lit(self.req.k), eps=exp.Literal.number(repr(EPSILON)))
+
+        def swaps() -> exp.Expression:
+            return render("mdav/swap", close=close, cent=cent, work=work, gain=_swap_gain(m),
+                          eps=exp.Literal.number(repr(EPSILON)))
+
         def closest() -> exp.Expression:
             return render("mdav/close", cent=cent, cdist=_dist("a", "b", m), neighbours=lit(NEIGHBOURS))
 
-        def nearest() -> exp.Expression:
-            return render("mdav/nearest", work=work, cent=cent, dist=_dist("w", "c", m), own=_dist("w", "o", m))
+        def nearest(gate: exp.Expression) -> exp.Expression:
+            return render("mdav/nearest", work=work, cent=cent, dist=_dist("w", "c", m), own=_dist("w", "o", m),
+                          gate=gate)
 
         close = ctx.create_temp("kclose", closest())
         moves = ctx.create_temp("kmoves", moves_of())
 
-        near = ctx.create_temp("knear", nearest())
+        near = ctx.create_temp("knear", nearest(exp.false()))
         moved = exp.select(exp.Count(this=exp.Star())).from_(table(moves)).subquery()
-        # the first round runs whatever the pairs found: a dissolution may be what it finds
+        # quiet: how many rounds in a row moved nothing. A round after a quiet one also tries to
+        # dissolve groups (the costliest step); a second quiet round ends the refinement
         state = ctx.create_temp("kstate", exp.select(
-            exp.alias_(lit(0), "rounds"), exp.alias_(lit(1), "moved"), exp.alias_(lit(0), "total")))
-        more = exp.and_(exp.GT(this=col("moved"), expression=lit(0)),
+            exp.alias_(lit(0), "rounds"), exp.alias_(lit(0), "moved"), exp.alias_(lit(0), "total"),
+            exp.alias_(lit(0), "quiet")))
+        more = exp.and_(exp.LT(this=col("quiet"), expression=lit(2)),
                         exp.LT(this=col("rounds"), expression=lit(self.req.refine)))
+        dissolving = exp.EQ(this=exp.select(col("quiet")).from_(table(state)).subquery(), expression=lit(1))
         be = ctx.backend
 
         def count(into: str) -> exp.Expression:
             return exp.update(table(state), {into: exp.Add(this=col(into if into == "total" else "moved"),
                                                            expression=moved.copy())})
 
-        def apply() -> list[Build]:
+        def apply(neighbours: bool = False) -> list[Build]:
+            """Move the rows, recompute the centroids and, with ``neighbours``, each group's
+            nearest ones: those only choose the pairs an exchange may join, whose gain is
+            reckoned on the current centroids, so once a round is enough."""
             return [lambda: render("mdav/move", work=work, moves=moves), lambda: count("total"), lambda: be.empty(cent),
                     lambda: exp.insert(render("mdav/centroids", work=work, z=z), table(cent)), lambda: be.empty(moves),
-                    lambda: be.empty(close), lambda: exp.insert(closest(), table(close))]
+                    *([lambda: be.empty(close), lambda: exp.insert(closest(), table(close))] if neighbours else [])]
 
         ctx.repeat(lambda: exp.select(more).from_(table(state)), [
             *apply(),
             lambda: exp.update(table(state), {"rounds": exp.Add(this=col("rounds"), expression=lit(1)),
                                               "moved": lit(0)}),
             lambda: be.empty(near),
-            lambda: exp.insert(nearest(), table(near)),
+            lambda: exp.insert(nearest(dissolving), table(near)),
             lambda: exp.insert(render("mdav/dissolve", work=work, near=near, cent=cent, shift=shift, eps=exp.Literal.number(repr(EPSILON))),
                                table(moves)),
             lambda: count("moved"),
             *apply(),
+            lambda: exp.insert(transfers(), table(moves)),
+            lambda: count("moved"),
+            *apply(neighbours=True),
+            lambda: exp.insert(swaps(), table(moves)),
+            lambda: count("moved"),
+            *apply(),
             lambda: exp.insert(moves_of(), table(moves)),
-            lambda: count("moved")], key="mdav_refine")
+            lambda: count("moved"),
+            lambda: exp.update(table(state), {"quiet": exp.Case(ifs=[exp.If(
+                this=exp.EQ(this=col("moved"), expression=lit(0)),
+                true=exp.Add(this=col("quiet"), expression=lit(1)))], default=lit(0))})], key="mdav_refine")
         row = ctx.query(exp.select(col("rounds"), col("total")).from_(table(state))) if ctx.live else []
         ctx.drop(cent, close, moves, near, state)
         rounds, total = (int(row[0][0] or 0), int(row[0][1] or 0)) if row else (0, 0)
@@ -237,6 +266,31 @@ def _dist(a: str, b: str, m: int) -> exp.Expression:
         d = exp.Paren(this=exp.Sub(this=col(f"z_{i}", a), expression=col(f"z_{i}", b)))
         terms.append(exp.Mul(this=d, expression=d.copy()))
     return _sum(terms)
+
+
+def _swap_gain(m: int) -> exp.Expression:
+    """The SSE an exchange of row x (group ca) with row y (group cb) saves (mdav/swap.sql): each
+    row leaves its group, n / (n − 1) · d(x, c), and the other joins what is left of it,
+    (n − 1) / n · d(y, c∖x), with c∖x = c + (c − x) / (n − 1)."""
+    def left(a: str, b: str) -> exp.Expression:
+        n = col("n", a)
+        return exp.Mul(this=exp.Div(this=exp.cast(n, "DOUBLE"), expression=exp.Paren(this=exp.Sub(
+            this=n.copy(), expression=lit(1)))), expression=exp.Paren(this=_dist(b, a, m)))
+
+    def joined(a: str, row: str, other: str) -> exp.Expression:
+        n = col("n", a)
+        terms: list[exp.Expression] = []
+        for i in range(m):
+            c = col(f"z_{i}", a)
+            shift = exp.Div(this=exp.Paren(this=exp.Sub(this=c.copy(), expression=col(f"z_{i}", row))),
+                            expression=exp.Paren(this=exp.Sub(this=n.copy(), expression=lit(1))))
+            d = exp.Paren(this=exp.Sub(this=exp.Sub(this=col(f"z_{i}", other), expression=c), expression=shift))
+            terms.append(exp.Mul(this=d, expression=d.copy()))
+        return exp.Mul(this=exp.Div(this=exp.cast(exp.Sub(this=n.copy(), expression=lit(1)), "DOUBLE"),
+                                    expression=n), expression=exp.Paren(this=_sum(terms)))
+
+    return exp.Sub(this=exp.Sub(this=exp.Add(this=left("ca", "x"), expression=left("cb", "y")),
+                                expression=joined("ca", "x", "y")), expression=joined("cb", "y", "x"))
 
 
 def _sum(terms: list[exp.Expression]) -> exp.Expression:

@@ -32,10 +32,8 @@ def test_kanonymeans_is_k_anonymous_and_loses_less_than_mdav(db_url, datasets, n
         measured = released_il(data, released)
         mdav = sse_sst(data, mdav_plus(data, k))
         assert res.report.information_loss == pytest.approx(measured, rel=1e-6)
-        assert measured <= mdav + 1e-9, (k, measured, mdav)
-        if k == 10:
-            # measured: 5.4 % (Census), 5.0 % (Tarragona) below MDAV+
-            assert measured <= 0.97 * mdav, (k, measured, mdav)
+        # measured (k=3, 10): 7.7 %, 12.1 % (Census), 11.1 %, 6.4 % (Tarragona) below MDAV+
+        assert measured <= 0.97 * mdav, (k, measured, mdav)
 
 
 def _partitions(items: list[int], k: int):
@@ -69,6 +67,35 @@ def test_kanonymeans_finds_the_best_partition_where_mdav_misses_it(db_url):
         out["refine" in privacy] = (sorted(released[:, 0].tolist()), released_il(x, released))
     assert out[False][1] > 3 * out[True][1]  # MDAV+ loses 10.5 %, the best partition 3.0 %
     assert out[True][0] == pytest.approx(expected)
+
+
+def test_kanonymeans_moves_a_row_to_a_smaller_group(db_url):
+    # k=2: MDAV+ pairs 0-27, 53-55, 40-46 and adds 33 to 40-46. The best partition, found here by
+    # trying every one, is 0-27, 33-40, 46-53-55: 46 joins a group of two though it lies nearer its
+    # own centroid (39.7) than 53-55's (54), so a k-means step with fixed centroids keeps it where
+    # it is; the move's exact SSE change, 2/3 · 8² − 3/2 · 6.3², is what takes it (a transfer)
+    values = [53.0, 33.0, 27.0, 46.0, 55.0, 0.0, 40.0]
+    x = np.array(values).reshape(-1, 1)
+    best = min(_partitions(list(range(len(values))), 2),
+               key=lambda p: sum(((x[g] - x[g].mean()) ** 2).sum() for g in p))
+    mdav = mdav_plus(x, 2)
+    grown = next(g for g in best if 0 in g)  # 53's group: two rows in MDAV+'s, three in the best
+    assert (mdav == mdav[0]).sum() == 2 and len(grown) == 3
+    load_table(db_url, "toy", [("x", "float")], [(v,) for v in values])
+    with connect(db_url, policy=casc_policy("toy", ["x"], {"k": 2, "refine": "kmeans"})) as db:
+        released = np.array(db.execute("SELECT x FROM toy").rows, dtype=float)
+    classes = Counter(released[:, 0].tolist())
+    assert min(classes.values()) >= 2
+    assert int(np.isclose(released[:, 0], x[grown].mean()).sum()) == 3
+    assert sorted(released[:, 0].tolist()) == pytest.approx(sorted(float(x[g].mean()) for g in best for _ in g))
+    assert released_il(x, released) == pytest.approx(sse_sst(x, _labels(best, len(values))))
+
+
+def _labels(partition: list[list[int]], n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=int)
+    for i, g in enumerate(partition):
+        out[g] = i
+    return out
 
 
 def test_refine_is_an_option_of_mdav_alone():
