@@ -30,7 +30,6 @@ from sqlanon.backends.base import Backend
 from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
 from sqlanon.errors import BackendError, ConnectionLost, Interrupted
-from sqlanon.sql.templates import table
 
 log = logging.getLogger("sqlanon.context")
 
@@ -512,7 +511,7 @@ class RunContext:
             select = renamed(c.this)
             tables.append(self.create_temp(hints[c.alias_or_name], exp.select("*").from_(
                 select.subquery("x", copy=True)).where(exp.false())))
-            out += [self.backend.empty(tables[-1]), exp.insert(select, table(tables[-1]))]
+            out += self.backend.refill(tables[-1], select)
         return out + [renamed(statement)], tables
 
     def run(self, statement: exp.Expression) -> None:

@@ -187,12 +187,12 @@ class AlphaK:
         def merge() -> exp.Expression:
             """The blocks of the next round: what this round left, grouped at the new levels."""
             left = exp.GT(this=col("r", "c"), expression=col("t", "c"))
-            return exp.insert(blocks(now, exp.Sub(this=col("r", "c"), expression=col("t", "c")), left, levels), table(blk))
+            return blocks(now, exp.Sub(this=col("r", "c"), expression=col("t", "c")), left, levels)
 
         staged, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=now_at("done"), expression=lit(0))),
-                   [*staged, *picks, record, ctx.backend.empty(blk), merge, ctx.backend.empty(now)],
+                   [*staged, *picks, record, *ctx.backend.refill(blk, merge()), ctx.backend.empty(now)],
                    key="alpha_k", hash_joins=True)
         step = int(ctx.scalar(exp.select(exp.Max(this=col("step"))).from_(table(lvh))) or 2) - 1
         ctx.drop(blk, now, *kept, *kept_too)
@@ -251,13 +251,12 @@ def _resolve(ctx: RunContext, rounds: str, lvh: str, lnames: list[str], step: in
     blocks = ctx.create_temp("blocks", exp.select("*").from_(table(rounds)).where(exp.false()))
     cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(step), "step")))
     ctx.repeat(lambda: exp.select(exp.GTE(this=col("step"), expression=lit(1))).from_(table(cur)),
-               [ctx.backend.empty(blocks),
-                exp.insert(exp.select("*").from_(table(rounds)).where(
-                    col("step").eq(exp.select(col("step")).from_(table(cur)).subquery())), table(blocks)),
+               [*ctx.backend.refill(blocks, exp.select("*").from_(table(rounds)).where(
+                    col("step").eq(exp.select(col("step")).from_(table(cur)).subquery()))),
                 ctx.backend.empty(here),
                 render("alpha_k/descend", here=here, above=pos, blocks=blocks, lvh=lvh,
                        levels=list(lnames), own_levels=levels, above_levels=[col(n, "q") for n in lnames]),
-                ctx.backend.empty(pos), exp.insert(exp.select("*").from_(table(here)), table(pos)),
+                *ctx.backend.refill(pos, exp.select("*").from_(table(here))),
                 exp.update(table(cur), {"step": exp.Sub(this=col("step"), expression=lit(1))})],
                key="alpha_k_descend", hash_joins=True)
     ctx.drop(cur, here, blocks)

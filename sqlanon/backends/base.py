@@ -148,6 +148,12 @@ class Backend:
             return exp.TruncateTable(expressions=[table(name)])
         return exp.delete(table(name))
 
+    def refill(self, name: str, select: exp.Expression) -> list[exp.Expression]:
+        """The statements that replace the rows of pipeline table ``name`` by ``select``'s, every
+        pass of a loop: emptied, then filled; one statement where the database makes a table's
+        rows anew anyway (Spark: a round's statements are its jobs)."""
+        return [self.empty(name), exp.insert(select, table(name))]
+
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
             this=table(name), kind="TABLE", expression=select,

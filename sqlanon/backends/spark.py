@@ -65,10 +65,10 @@ class SparkBackend(Backend):
         # CACHE TABLE … AS SELECT: the connection computes the rows and names them (spark_dbapi)
         return exp.Cache(this=table(name), expression=select, lazy=False)  # type: ignore[return-value]
 
-    def refill(self, name: str, select: exp.Query) -> list[exp.Expression]:
+    def refill(self, name: str, select: exp.Expression) -> list[exp.Expression]:
         # the rows are computed anew and named in place of the old ones (spark_dbapi.keep): one
         # job, where emptying and inserting took two statements
-        return [self.create_temp_table(name, select)]
+        return [exp.Cache(this=table(name), expression=select, lazy=False)]
 
     def render(self, e: exp.Expression) -> str:
         return super().render(e.transform(_spark_forms, copy=False))
