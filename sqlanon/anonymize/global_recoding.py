@@ -194,7 +194,7 @@ class GlobalRecoding:
             self._whole = ctx.create_temp("global_whole", render("global/whole", base=base))
             self._q = {int(v): float(q) for v, q in ctx.query(exp.select("sv", "q").from_(table(self._whole)))} \
                 if ctx.live else {}
-        domains = [_domain(i, h, freq.cells, ctx) for i, h in enumerate(hs)]
+        domains = _domains(hs, freq.cells, ctx)
         total = sum(domains[0].values.values()) if domains else int(ctx.scalar(
             exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), lit(0))).from_(table(base))) or 0)
         limit = within(self.req.max_suppression, total)
@@ -407,14 +407,33 @@ def _text(v: object) -> str | None:
     return str(v)
 
 
-def _domain(i: int, h: Hierarchy, cells: str, ctx: RunContext) -> Domain:
-    """Quasi-identifier i's values in the selection with their label codes and texts at every
-    level below the root, and each label's domain share: for a taxonomy ARX's (the share of the
-    hierarchy file's leaves below the label), else the share of the selection's values."""
-    codes = [col(f"c_{i}_{lv}") for lv in range(h.height)]
-    texts = [exp.alias_(exp.Min(this=col(f"g_{i}_{lv}")), f"t_{lv}") for lv in range(h.height)]
-    rows = ctx.query(exp.select(*codes, *texts, exp.alias_(exp.Sum(this=col("n")), "n"))
-                     .from_(table(cells)).group_by(*[c.copy() for c in codes])) if h.height else []
+def _domains(hs: list[Hierarchy], cells: str, ctx: RunContext) -> list[Domain]:
+    """Every quasi-identifier's Domain (_domain) from one statement: a UNION ALL of one GROUP BY
+    of the cells per quasi-identifier below its root (qi, its codes and label texts at every
+    level, padded with NULL to the tallest hierarchy's levels, which comes first, and n)."""
+    tall = max((h.height for h in hs), default=0)
+    rows: dict[int, list[tuple]] = {i: [] for i in range(len(hs))}
+    branches = []
+    for i in sorted((i for i, h in enumerate(hs) if h.height), key=lambda i: -hs[i].height):
+        codes = [col(f"c_{i}_{lv}") for lv in range(hs[i].height)]
+        pad = [exp.null() for _ in range(tall - hs[i].height)]
+        texts = [exp.Min(this=col(f"g_{i}_{lv}")) for lv in range(hs[i].height)]
+        branches.append(exp.select(
+            exp.alias_(lit(i), "qi"), *[exp.alias_(e, f"c_{lv}") for lv, e in enumerate([*codes, *pad])],
+            *[exp.alias_(e, f"t_{lv}") for lv, e in enumerate([*texts, *[p.copy() for p in pad]])],
+            exp.alias_(exp.Sum(this=col("n")), "n")).from_(table(cells)).group_by(*[c.copy() for c in codes]))
+    if branches:
+        for r in ctx.query(exp.union(*branches, distinct=False) if len(branches) > 1 else branches[0]):
+            rows[int(r[0])].append(tuple(r))
+    return [_domain(h, [(*r[1:1 + h.height], *r[1 + tall:1 + tall + h.height], r[-1]) for r in rows[i]])
+            for i, h in enumerate(hs)]
+
+
+def _domain(h: Hierarchy, rows: list[tuple]) -> Domain:
+    """A quasi-identifier's values in the selection with their label codes and texts at every
+    level below the root (``rows``: per value, its codes, its label texts and its rows), and
+    each label's domain share: for a taxonomy ARX's (the share of the hierarchy file's leaves
+    below the label), else the share of the selection's values."""
     values: dict[int, int] = Counter()
     value_labels: list[dict[int, int]] = [{} for _ in range(h.height)]
     labels: list[dict[int, list]] = [{} for _ in range(h.height)]
