@@ -7,7 +7,7 @@ query releases every quasi-identifier with a count per released combination, so 
 anonymization, not the transfer. Reported: the stages' seconds (pushdown + anonymize + verify),
 the wall time, statements sent, and the client's peak resident memory — for Spark both the
 Python process and the driver JVM (local mode: the driver is also the executors; its heap is
-``spark.driver.memory``). Spark's tables are Parquet in a warehouse directory, registered in each
+``spark.driver.memory``), and the bytes its shuffles wrote and read. Spark's tables are Parquet in a warehouse directory, registered in each
 child with ``?parquet=DIR``.
 
 Usage:  python benchmarks/spark.py [--sizes 1m,10m] [--backends spark,postgresql] [--methods alpha_k,mondrian]
@@ -102,17 +102,31 @@ def _jvm_rss_mb() -> int | None:
     return None
 
 
+def _shuffled() -> dict:
+    """The bytes the run's jobs wrote to and read from shuffles, from the JVM's status store
+    (pyspark's status tracker has no shuffle figures): the executors' totals, which count every
+    stage, where the stage list keeps only the last ``spark.ui.retainedStages``."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    summaries = session.sparkContext._jsc.sc().statusStore().executorList(True)
+    executors = [summaries.apply(i) for i in range(summaries.size())]
+    return {"shuffle_write_mb": round(sum(e.totalShuffleWrite() for e in executors) / 2**20, 1),
+            "shuffle_read_mb": round(sum(e.totalShuffleRead() for e in executors) / 2**20, 1)}
+
+
 def measure(url: str, table: str, hdir: str, method: str) -> dict:
     sensitive, privacy = CONFIGS[method]
     adult_policy = methods.policy
 
-    def policy(hpaths: dict, sens: str, priv: dict) -> dict:  # the measured table alone (adult10m too)
+    def policy(hpaths: dict, sens: str, priv: dict, *_: str) -> dict:  # the measured table alone (adult10m too)
         return {"tables": {table: adult_policy(hpaths, sens, priv)["tables"]["adult"]}}
 
     methods.policy = policy
     out = methods.measure_sqlanon(url, table, hdir, sensitive, privacy)
     if url.startswith("spark"):
         out["driver_jvm_peak_rss_mb"] = _jvm_rss_mb()
+        out.update(_shuffled())
     out.pop("checks", None)
     return out
 
