@@ -138,14 +138,17 @@ class LocalRecoding:
                                            for s, node in enumerate(nodes, start=1)]), table(node_table),
                                columns=[exp.to_identifier(c, quoted=True) for c in ("step", *lnames)]))
         cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(1), "step")))
-        rem = ctx.create_temp("rem", exp.select("*").from_(table(codes)))
-        other = ctx.create_temp("rem_b", exp.select("*").from_(table(codes)).where(exp.false()))
+        # the selection's share of each sensitive value, which t judges classes against; under t
+        # every cell carries its value's share (q), read at every node
+        sensitive = self.req.alpha is not None or self.req.t is not None
+        whole = ctx.create_temp("whole", render("global/whole", base=codes)) if sensitive else ""
+        left = exp.select("*").from_(table(codes)) if not self.req.t else exp.select(
+            exp.column(exp.Star(), table="r"), col("q", "w")).from_(table(codes, "r")).join(table(whole, "w"), on=col("sv", "w").eq(col("sv", "r")))
+        rem = ctx.create_temp("rem", left)
+        other = ctx.create_temp("rem_b", exp.select("*").from_(table(rem)).where(exp.false()))
         taken = ctx.create_temp("taken", exp.select(col("cell"), exp.alias_(lit(0), "step"), *[
             exp.alias_(lit(0), k) for k in keys]).from_(table(codes)).where(exp.false()))
         fresh = ctx.create_temp("fresh", exp.select("*").from_(table(taken)).where(exp.false()))
-        # the selection's share of each sensitive value, which t judges classes against
-        sensitive = self.req.alpha is not None or self.req.t is not None
-        whole = ctx.create_temp("whole", render("global/whole", base=codes)) if sensitive else ""
 
         def code(i: int) -> exp.Expression:
             """Attribute i's code at the current node's level (0 at the root: one value)."""
@@ -157,7 +160,7 @@ class LocalRecoding:
         def one_node(src_: str, dst: str) -> list[exp.Expression]:
             """Release the classes of the current node among the cells of src_; the rest go to dst.
             Every node sends the same statements, so a loop runs them inside the server."""
-            closeness = {"whole": whole, "t": self.t} if self.req.t else {}
+            closeness = {"t": self.t} if self.req.t else {}
             take = render("local/take_t" if self.req.t else "local/take", keys=[col(k) for k in keys], rem=src_,
                           nodes=node_table, cur=cur, taken=taken, k=lit(self.req.k), last=lit(len(nodes)),
                           num=self.num, den=self.den, **closeness,
