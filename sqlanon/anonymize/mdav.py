@@ -23,7 +23,7 @@ gain is positive, so the release never loses more than MDAV's.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from sqlglot import exp
 
@@ -166,6 +166,8 @@ class MDAV:
 
         close = ctx.create_temp("kclose", closest())
         moves = ctx.create_temp("kmoves", moves_of())
+        # a step's candidate moves, kept: MariaDB would compute a CTE again for each reference
+        cand = ctx.create_temp("kcand", swaps())
 
         near = ctx.create_temp("knear", nearest(exp.false()))
         moved = exp.select(exp.Count(this=exp.Star())).from_(table(moves)).subquery()
@@ -191,6 +193,10 @@ class MDAV:
                     lambda: exp.insert(render("mdav/centroids", work=work, z=z), table(cent)), lambda: be.empty(moves),
                     *([lambda: be.empty(close), lambda: exp.insert(closest(), table(close))] if neighbours else [])]
 
+        def pick(candidates: Callable[[], exp.Expression]) -> list[Build]:
+            return [lambda: be.empty(cand), lambda: exp.insert(candidates(), table(cand)),
+                    lambda: exp.insert(render("mdav/pick", cand=cand), table(moves)), lambda: count("moved")]
+
         ctx.repeat(lambda: exp.select(more).from_(table(state)), [
             *apply(),
             lambda: exp.update(table(state), {"rounds": exp.Add(this=col("rounds"), expression=lit(1)),
@@ -201,11 +207,9 @@ class MDAV:
                                table(moves)),
             lambda: count("moved"),
             *apply(),
-            lambda: exp.insert(transfers(), table(moves)),
-            lambda: count("moved"),
+            *pick(transfers),
             *apply(neighbours=True),
-            lambda: exp.insert(swaps(), table(moves)),
-            lambda: count("moved"),
+            *pick(swaps),
             *apply(),
             lambda: exp.insert(moves_of(), table(moves)),
             lambda: count("moved"),
@@ -213,7 +217,7 @@ class MDAV:
                 this=exp.EQ(this=col("moved"), expression=lit(0)),
                 true=exp.Add(this=col("quiet"), expression=lit(1)))], default=lit(0))})], key="mdav_refine")
         row = ctx.query(exp.select(col("rounds"), col("total")).from_(table(state))) if ctx.live else []
-        ctx.drop(cent, close, moves, near, state)
+        ctx.drop(cent, close, moves, cand, near, state)
         rounds, total = (int(row[0][0] or 0), int(row[0][1] or 0)) if row else (0, 0)
         return [f"kAnonyMeans refinement: {rounds} round(s) of k-means steps over neighbouring groups moved "
                 f"{total} row(s) (at most {self.req.refine} rounds)"]
