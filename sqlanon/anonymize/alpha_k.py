@@ -214,7 +214,9 @@ class AlphaK:
         # release 37 ms -> 67 ms), else both are tables.
         inline = ctx.backend.ctes_in_pipelines
         plan = PLAN if inline else ctx.create_temp("plan", planned)
-        numbered = render("alpha_k/ranked", src=src, plan=plan)
+        qi_columns = {q.column for q in frag.qis}
+        numbered = render("alpha_k/ranked", src=src, plan=plan,
+                          kept=[col(c, "s") for c in frag.columns if c not in qi_columns])
         ranked = numbered.subquery() if inline else ctx.create_temp("ranked", numbered)
         whole_cols, split_cols = [], []
         for c in frag.columns:
