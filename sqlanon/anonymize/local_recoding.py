@@ -21,8 +21,8 @@ selection does: at distance 0 from itself).
 Measured on Adult's 30,162 complete rows (six QIs, ARX's hierarchies), nothing suppressed:
 k=5, KL sum 0.020 (Mondrian 0.054, ARX's local recoding 0.026); k=5 with α=0.5 on income
 '>50K', KL sum 0.099 and no row at the root ((α,k) local recoding: 0.260 and 7.8 % at the root;
-Mondrian 0.259); k=5 with t=0.2 on occupation, 1.7–1.9 % of the rows at the root and KL sum
-0.86–0.89 (SABRE: 21.6 % and 2.656), but 25–30 times SABRE's time: under t few classes qualify
+Mondrian 0.259); k=5 with t=0.2 on occupation, 1.7–2.3 % of the rows at the root and KL sum
+0.86–1.02 (SABRE: 21.6 % and 2.656), but 14–20 times SABRE's time: under t few classes qualify
 at the low nodes, so every node's statement reads nearly all the cells.
 
 The search runs on the frequency table (anonymize/frequency.py), one small statement per node
