@@ -154,7 +154,11 @@ class MDAV:
                           dist=exp.Paren(this=_dist("w", "c", m)), k=lit(self.req.k), eps=exp.Literal.number(repr(EPSILON)))
 
         def swaps() -> exp.Expression:
-            return render("mdav/swap", close=close, cent=cent, work=work, gain=_swap_gain(m),
+            offsets = [exp.alias_(exp.Sub(this=col(f"z_{i}", "w"), expression=col(f"z_{i}", c)), f"{c}_{i}")
+                       for c in ("ca", "cb") for i in range(m)]
+            offsets += [exp.alias_(_dist("w", "ca", m), "da"), exp.alias_(_dist("w", "cb", m), "db"),
+                        exp.alias_(col("n", "ca"), "na"), exp.alias_(col("n", "cb"), "nb")]
+            return render("mdav/swap", close=close, cent=cent, work=work, offsets=offsets, gain=_swap_gain(m),
                           eps=exp.Literal.number(repr(EPSILON)))
 
         def closest() -> exp.Expression:
@@ -273,28 +277,20 @@ def _dist(a: str, b: str, m: int) -> exp.Expression:
 
 
 def _swap_gain(m: int) -> exp.Expression:
-    """The SSE an exchange of row x (group ca) with row y (group cb) saves (mdav/swap.sql): each
-    row leaves its group, n / (n − 1) · d(x, c), and the other joins what is left of it,
-    (n − 1) / n · d(y, c∖x), with c∖x = c + (c − x) / (n − 1)."""
-    def left(a: str, b: str) -> exp.Expression:
-        n = col("n", a)
-        return exp.Mul(this=exp.Div(this=exp.cast(n, "DOUBLE"), expression=exp.Paren(this=exp.Sub(
-            this=n.copy(), expression=lit(1)))), expression=exp.Paren(this=_dist(b, a, m)))
+    """The SSE an exchange of row x (of group a) with row y (of group b) saves (mdav/swap.sql):
+    for each group, ((n + 1) · d(out, c) − (n − 1) · d(in, c) − 2 (out − c)·(in − c)) / n, the
+    exact change with both centroids moving, from each row's offsets (x.ca_i = x_i − c_a_i)."""
+    def saved(c: str, out: str, into: str) -> exp.Expression:
+        n = exp.cast(col(f"n{c[-1]}", "x"), "DOUBLE")
+        dot = _sum([exp.Mul(this=col(f"{c}_{i}", out), expression=col(f"{c}_{i}", into)) for i in range(m)])
+        d = f"d{c[-1]}"
+        num = exp.Sub(this=exp.Sub(
+            this=exp.Mul(this=exp.Paren(this=exp.Add(this=n.copy(), expression=lit(1))), expression=col(d, out)),
+            expression=exp.Mul(this=exp.Paren(this=exp.Sub(this=n.copy(), expression=lit(1))), expression=col(d, into))),
+            expression=exp.Mul(this=lit(2), expression=exp.Paren(this=dot)))
+        return exp.Div(this=exp.Paren(this=num), expression=n)
 
-    def joined(a: str, row: str, other: str) -> exp.Expression:
-        n = col("n", a)
-        terms: list[exp.Expression] = []
-        for i in range(m):
-            c = col(f"z_{i}", a)
-            shift = exp.Div(this=exp.Paren(this=exp.Sub(this=c.copy(), expression=col(f"z_{i}", row))),
-                            expression=exp.Paren(this=exp.Sub(this=n.copy(), expression=lit(1))))
-            d = exp.Paren(this=exp.Sub(this=exp.Sub(this=col(f"z_{i}", other), expression=c), expression=shift))
-            terms.append(exp.Mul(this=d, expression=d.copy()))
-        return exp.Mul(this=exp.Div(this=exp.cast(exp.Sub(this=n.copy(), expression=lit(1)), "DOUBLE"),
-                                    expression=n), expression=exp.Paren(this=_sum(terms)))
-
-    return exp.Sub(this=exp.Sub(this=exp.Add(this=left("ca", "x"), expression=left("cb", "y")),
-                                expression=joined("ca", "x", "y")), expression=joined("cb", "y", "x"))
+    return exp.Add(this=saved("ca", "x", "y"), expression=saved("cb", "y", "x"))
 
 
 def _sum(terms: list[exp.Expression]) -> exp.Expression:
