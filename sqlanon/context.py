@@ -507,8 +507,18 @@ class RunContext:
 
         out: list[exp.Expression] = []
         tables = []
-        for c in ctes:
+        for i, c in enumerate(ctes):
+            readers = [*[d.this for d in ctes[i + 1:]], statement]
+            reads = sum(1 for r in readers for t in r.find_all(exp.Table) if not t.args.get("db")
+                        and t.name == c.alias_or_name)
             select = renamed(c.this)
+            view = self.backend.view(self.temp_name(hints[c.alias_or_name]), select) if reads == 1 else None
+            if view is not None:  # read once: computed where it is read, each pass
+                tables.append(self.temp_name(hints[c.alias_or_name]))
+                self.temp_tables.append(tables[-1])
+                self.created.append(tables[-1])
+                self.run(view)
+                continue
             tables.append(self.create_temp(hints[c.alias_or_name], exp.select("*").from_(
                 select.subquery("x", copy=True)).where(exp.false())))
             out += self.backend.refill(tables[-1], select)

@@ -154,6 +154,12 @@ class Backend:
         rows anew anyway (Spark: a round's statements are its jobs)."""
         return [self.empty(name), exp.insert(select, table(name))]
 
+    def view(self, name: str, select: exp.Expression) -> exp.Expression | None:
+        """The statement that names ``select`` as a temp view whose rows are computed where a
+        later statement reads it (an intermediate a loop's pass reads once), or None where a
+        table serves better: every database here but Spark, whose every table is a job."""
+        return None
+
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
             this=table(name), kind="TABLE", expression=select,

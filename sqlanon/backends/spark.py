@@ -70,6 +70,11 @@ class SparkBackend(Backend):
         # job, where emptying and inserting took two statements
         return [exp.Cache(this=table(name), expression=select, lazy=False)]
 
+    def view(self, name: str, select: exp.Expression) -> exp.Expression | None:
+        # read by name when a statement runs: the tables it reads as they are then
+        return exp.Create(this=table(name), kind="VIEW", expression=select, replace=True,
+                          properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+
     def render(self, e: exp.Expression) -> str:
         return super().render(e.transform(_spark_forms, copy=False))
 
