@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sqlanon.analyze import Analysis
+from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.dp.release import answer, measurements
 from sqlanon.dp.rewrite import Bounded, bounded
@@ -37,8 +38,13 @@ class Spent:
 #: exceed the budget (catalog/budget.py; the api binds the client)
 Spend = Callable[[str, Differential, float, float], Spent]
 
-NO_LEDGER = ("differential privacy needs the catalog's budget ledger: without one, answers could be asked again "
-             "and averaged; run 'sqlanon db upgrade'")
+def no_ledger(backend: Backend) -> str:
+    """Why a noisy answer is refused without the catalog, and what to do about it there."""
+    why = ("differential privacy needs the catalog's budget ledger: without one, answers could be asked again "
+           "and averaged; ")
+    if not backend.keeps_catalog:
+        return why + f"{backend.title} cannot keep the catalog: ask for noisy answers where the table's database can"
+    return why + "run 'sqlanon db upgrade'"
 
 
 def respond(analysis: Analysis, dp: Differential, rule: str, ctx: RunContext,
@@ -54,7 +60,7 @@ def respond(analysis: Analysis, dp: Differential, rule: str, ctx: RunContext,
     spent = None
     if ctx.live:
         if spend is None:
-            raise QueryRejected("differential privacy without a catalog", NO_LEDGER)
+            raise QueryRejected("differential privacy without a catalog", no_ledger(ctx.db.backend))
         with ctx.in_stage("budget"):
             spent = spend(table, dp, epsilon, delta)
     with ctx.in_stage("aggregate"):

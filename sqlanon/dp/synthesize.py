@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from sqlanon.backends.connect import Database
 from sqlanon.context import RunContext
-from sqlanon.dp import NO_LEDGER, Spend
+from sqlanon.dp import Spend, no_ledger
 from sqlanon.dp.mwem import axes, cells, default_columns, histogram_statement, mwem
 from sqlanon.errors import PolicyError, QueryRejected
 from sqlanon.policy.model import Policy
@@ -46,7 +46,7 @@ def synthesize(db: Database, policy: Policy, table: str, into: str, *, epsilon: 
     if not 0 < epsilon <= dp.epsilon.budget:
         raise PolicyError(f"--epsilon must be positive and at most the budget {dp.epsilon.budget:g}", table=tp.table)
     if spend is None:
-        raise QueryRejected("differential privacy without a catalog", NO_LEDGER)
+        raise QueryRejected("differential privacy without a catalog", no_ledger(db.backend))
     if into.lower() in db.tables or into.lower() in db.views:
         raise QueryRejected("existing table", f"{into}: a synthetic table never replaces one")
     columns = list(dict.fromkeys(c for w in workload for c in w)) if workload else default_columns(tp, dp)

@@ -134,8 +134,10 @@ def test_the_catalog_and_the_proxy_are_refused_by_name(db_url, tmp_path):
         **PATIENT_POLICY["tables"]["patients"]["privacy"],
         "epsilon": {"per_query": 1.0, "budget": 10.0, "per": "client", "window": "30d"}}}}}
     with sqlanon.connect(db_url, dp) as db:
-        with pytest.raises(sqlanon.QueryRejected, match="differential privacy without a catalog"):
+        with pytest.raises(sqlanon.QueryRejected, match="differential privacy without a catalog") as refused:
             db.execute("SELECT COUNT(*) FROM patients")
+        assert "Spark SQL cannot keep the catalog" in str(refused.value)
+        assert "db upgrade" not in str(refused.value)  # advice that cannot work there
     policy, users = tmp_path / "policy.yml", tmp_path / "users.yml"
     policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
     users.write_text("users: {}\n", encoding="utf-8")
