@@ -139,6 +139,16 @@ def _write(tmp: Path) -> list[str]:
     return paths
 
 
+def _load_small(db_url: str, rows: list[tuple]) -> None:
+    """Table ``small`` of one hypothesis example, replacing the previous example's."""
+    engine = sa.create_engine(db_url)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE IF EXISTS small"))
+    engine.dispose()
+    load_table(db_url, "small", [("pid", "int"), ("a", "text"), ("b", "text"), ("c", "text"), ("s", "text")],
+               [(i, *r) for i, r in enumerate(rows)])
+
+
 def _node_outcome(rows: list[tuple], node: tuple[int, ...], k: int, alpha: float | None,
                   l: int | None) -> tuple[list[tuple], int]:  # noqa: E741
     """Released rows (labels) and suppressed rows of full-domain recoding at ``node``: a class
@@ -170,12 +180,7 @@ def _loss(kept: list[tuple], node: tuple[int, ...], selected: int) -> float:
        model=st.sampled_from([{}, {"alpha": 0.75}, {"l": 2}]))
 def test_no_node_of_the_lattice_is_better(db_url, tmp_path, rows, k, limit, model):
     """k, α (every value protected) or distinct l, withheld within the limit."""
-    engine = sa.create_engine(db_url)
-    with engine.begin() as c:
-        c.execute(sa.text("DROP TABLE IF EXISTS small"))
-    engine.dispose()
-    load_table(db_url, "small", [("pid", "int"), ("a", "text"), ("b", "text"), ("c", "text"), ("s", "text")],
-               [(i, *r) for i, r in enumerate(rows)])
+    _load_small(db_url, rows)
     paths = _write(tmp_path)
     policy = {"tables": {"small": {
         "identifiers": ["pid"],
@@ -222,12 +227,7 @@ def test_pruning_never_loses_the_optimum_under_t(db_url, tmp_path, rows, k, t, l
     """The KL bound and t's tagging skip nodes unevaluated (anonymize/lattice.py,
     GlobalRecoding._beyond): the node chosen scores as well as the best of a search that
     evaluates every node of the lattice with the same code, tagging nothing."""
-    engine = sa.create_engine(db_url)
-    with engine.begin() as c:
-        c.execute(sa.text("DROP TABLE IF EXISTS small"))
-    engine.dispose()
-    load_table(db_url, "small", [("pid", "int"), ("a", "text"), ("b", "text"), ("c", "text"), ("s", "text")],
-               [(i, *r) for i, r in enumerate(rows)])
+    _load_small(db_url, rows)
     policy = {"tables": {"small": {
         "identifiers": ["pid"],
         "quasi_identifiers": {n: {"type": "taxonomy", "file": p} for n, p in zip("abc", _write(tmp_path))},

@@ -125,32 +125,56 @@ def kl_sum(selected: list[tuple], released: list[tuple], hierarchies: list[dict[
     return total
 
 
+def _adult_files(datasets) -> list:
+    h = datasets / "adult" / "hierarchies"
+    return [h / f"adult_hierarchy_{q.replace('_', '-')}.csv" for q in ADULT_QIS]
+
+
+def _adult_policy(datasets, privacy: dict, sensitive: str | None = None) -> dict:
+    """Adult's six QIs with ARX's hierarchies, method local; ``sensitive`` leaves the insensitive."""
+    return {"tables": {"adult": {
+        "quasi_identifiers": {q: {"type": "taxonomy", "file": str(f)} for q, f in zip(ADULT_QIS, _adult_files(datasets))},
+        **({"sensitive": {sensitive: {}}} if sensitive else {}),
+        "insensitive": [c for c in ("workclass", "occupation") if c != sensitive],
+        "privacy": {"method": "local", "k": 5, **privacy}}}}
+
+
+def _adult_sql(sensitive: str | None = None) -> str:
+    """The complete rows (no '?'), the six QIs and ``sensitive``."""
+    return (f"SELECT {', '.join([*ADULT_QIS, *([sensitive] if sensitive else [])])} FROM adult "
+            "WHERE native_country IS NOT NULL AND workclass IS NOT NULL AND occupation IS NOT NULL")
+
+
+def _complete_adult(datasets, sensitive: int | None = None) -> list[tuple]:
+    """The same rows read from the file, independently of the database: QIs, then column ``sensitive``."""
+    return [(r[0], r[3], r[5], r[8], r[9], r[13], *([r[sensitive]] if sensitive is not None else []))
+            for r in read_adult(datasets / "adult" / "adult.data")
+            if r[13] is not None and r[1] is not None and r[6] is not None]
+
+
+def _adult_hierarchies(datasets) -> list[dict[str, list[str]]]:
+    out = []
+    for f in _adult_files(datasets):
+        with open(f, encoding="utf-8") as fh:
+            out.append({row[0].strip(): [v.strip() for v in row] for row in csv.reader(fh, delimiter=";")})
+    return out
+
+
 @pytest.mark.slow
 def test_adult_k5_beats_arx_local_recoding(adult_url, datasets):
     """Adult's 30,162 complete rows, QIs as issue 23 measures them: KL ≤ 0.026 (ARX 3.9.2's
     local recoding) with nothing suppressed, at most half of Mondrian's on the same rows."""
-    h = datasets / "adult" / "hierarchies"
-    files = [h / f"adult_hierarchy_{q.replace('_', '-')}.csv" for q in ADULT_QIS]
-    pol = {"tables": {"adult": {
-        "quasi_identifiers": {q: {"type": "taxonomy", "file": str(f)} for q, f in zip(ADULT_QIS, files)},
-        "insensitive": ["workclass", "occupation"],
-        "privacy": {"method": "local", "k": 5, "max_suppression": 0}}}}
-    sql = (f"SELECT {', '.join(ADULT_QIS)} FROM adult WHERE native_country IS NOT NULL "
-           f"AND workclass IS NOT NULL AND occupation IS NOT NULL")
-    with connect(adult_url, policy=pol) as db:
+    sql = _adult_sql()
+    with connect(adult_url, policy=_adult_policy(datasets, {"max_suppression": 0})) as db:
         res = db.execute(sql)
         mondrian = db.execute(sql, method="mondrian")
-    selected = [(r[0], r[3], r[5], r[8], r[9], r[13]) for r in read_adult(datasets / "adult" / "adult.data")
-                if r[13] is not None and r[1] is not None and r[6] is not None]
+    selected = _complete_adult(datasets)
     assert len(selected) == 30162 == len(res.rows)
     sizes = Counter(tuple(r) for r in res.rows)
     assert min(sizes.values()) >= 5 and res.report.classes == len(sizes)
     assert not any(all(v == "*" for v in r) for r in res.rows) and res.report.rows_suppressed == 0
-    hierarchies = []
-    for j, f in enumerate(files):
-        with open(f, encoding="utf-8") as fh:
-            tax = {row[0].strip(): [v.strip() for v in row] for row in csv.reader(fh, delimiter=";")}
-        hierarchies.append(tax)
+    hierarchies = _adult_hierarchies(datasets)
+    for j, tax in enumerate(hierarchies):
         # every released value is a node of its hierarchy
         assert {r[j] for r in res.rows} <= {v for row in tax.values() for v in row}
     # each QI's released labels cover the selection's values as often as they occur
@@ -168,28 +192,15 @@ def test_adult_alpha_k_nothing_at_the_root(adult_url, datasets):
     """(α,k) with k=5, α=0.5 on income '>50K', Adult's complete rows: (α,k) local recoding
     leaves 7.8 % of them at the root; here none, α and k hold on the released rows, and the KL
     divergence is at most half of (α,k)'s and Mondrian's (0.26 both)."""
-    h = datasets / "adult" / "hierarchies"
-    files = [h / f"adult_hierarchy_{q.replace('_', '-')}.csv" for q in ADULT_QIS]
-    pol = {"tables": {"adult": {
-        "quasi_identifiers": {q: {"type": "taxonomy", "file": str(f)} for q, f in zip(ADULT_QIS, files)},
-        "sensitive": {"income": {}}, "insensitive": ["workclass", "occupation"],
-        "privacy": {"method": "local", "k": 5, "alpha": {"value": 0.5, "protect": [">50K"]},
-                    "max_suppression": 0}}}}
-    sql = (f"SELECT {', '.join(ADULT_QIS)}, income FROM adult WHERE native_country IS NOT NULL "
-           f"AND workclass IS NOT NULL AND occupation IS NOT NULL")
+    pol = _adult_policy(datasets, {"alpha": {"value": 0.5, "protect": [">50K"]}, "max_suppression": 0}, "income")
     with connect(adult_url, policy=pol) as db:
-        res = db.execute(sql)
-    selected = [(r[0], r[3], r[5], r[8], r[9], r[13], r[14]) for r in read_adult(datasets / "adult" / "adult.data")
-                if r[13] is not None and r[1] is not None and r[6] is not None]
+        res = db.execute(_adult_sql("income"))
+    selected = _complete_adult(datasets, 14)
     assert len(res.rows) == len(selected) == 30162
     assert Counter(r[6] for r in res.rows) == Counter(r[6] for r in selected)
     assert_alpha_k(res.rows, qi=list(range(6)), sens=6, k=5, alpha=0.5, protect=[">50K"])
     assert not any(all(v == "*" for v in r[:6]) for r in res.rows)
-    hierarchies = []
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            hierarchies.append({row[0].strip(): [v.strip() for v in row] for row in csv.reader(fh, delimiter=";")})
-    kl = kl_sum(selected, res.rows, hierarchies)
+    kl = kl_sum(selected, res.rows, _adult_hierarchies(datasets))
     assert kl <= 0.13 and res.report.kl_sum == pytest.approx(kl, abs=1e-6)
 
 
@@ -199,18 +210,10 @@ def test_adult_t_closeness_few_rows_at_the_root(adult_url, datasets):
     """k=5, t=0.2 (equal distance) on occupation, Adult's complete rows: SABRE leaves 21.6 % of
     them with every QI at the root at KL 2.656; here at most 4 %, at a lower KL, and t and k hold
     on the released rows, measured here."""
-    h = datasets / "adult" / "hierarchies"
-    files = [h / f"adult_hierarchy_{q.replace('_', '-')}.csv" for q in ADULT_QIS]
-    pol = {"tables": {"adult": {
-        "quasi_identifiers": {q: {"type": "taxonomy", "file": str(f)} for q, f in zip(ADULT_QIS, files)},
-        "sensitive": {"occupation": {}}, "insensitive": ["workclass"],
-        "privacy": {"method": "local", "k": 5, "t": {"value": 0.2, "distance": "equal"}, "max_suppression": 0.04}}}}
-    sql = (f"SELECT {', '.join(ADULT_QIS)}, occupation FROM adult WHERE native_country IS NOT NULL "
-           f"AND workclass IS NOT NULL AND occupation IS NOT NULL")
+    pol = _adult_policy(datasets, {"t": {"value": 0.2, "distance": "equal"}, "max_suppression": 0.04}, "occupation")
     with connect(adult_url, policy=pol) as db:
-        res = db.execute(sql)
-    selected = [(r[0], r[3], r[5], r[8], r[9], r[13], r[6]) for r in read_adult(datasets / "adult" / "adult.data")
-                if r[13] is not None and r[1] is not None and r[6] is not None]
+        res = db.execute(_adult_sql("occupation"))
+    selected = _complete_adult(datasets, 6)
     assert len(res.rows) == len(selected) == 30162
     assert Counter(r[6] for r in res.rows) == Counter(r[6] for r in selected)
     by_class = classes_of(res.rows, qi=list(range(6)), sens=6)
@@ -218,8 +221,4 @@ def test_adult_t_closeness_few_rows_at_the_root(adult_url, datasets):
     assert max(equal_emd(c, whole) for c in by_class.values()) <= 0.2 + 1e-9
     assert min(sum(c.values()) for c in by_class.values()) >= 5
     assert sum(all(v == "*" for v in r[:6]) for r in res.rows) <= 0.04 * len(selected)
-    hierarchies = []
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            hierarchies.append({row[0].strip(): [v.strip() for v in row] for row in csv.reader(fh, delimiter=";")})
-    assert kl_sum(selected, res.rows, hierarchies) <= 2.656
+    assert kl_sum(selected, res.rows, _adult_hierarchies(datasets)) <= 2.656
