@@ -15,13 +15,13 @@ from sqlanon.audit import Audit, AuditEvent
 from sqlanon.backends.connect import Database, open_database
 from sqlanon.backends.faults import translated
 from sqlanon.backends.spark_session import handed_in
-from sqlanon.catalog import Catalog, open_catalog
+from sqlanon.catalog import Catalog, open_apart, open_catalog
 from sqlanon.catalog.budget import reserve, spent
 from sqlanon.catalog.consistency import Consistency
 from sqlanon.catalog.differencing import check_differencing
 from sqlanon.catalog.ledger import Ledger
 from sqlanon.catalog.policies import stored_policy
-from sqlanon.dp import Spend, spent_note
+from sqlanon.dp import Spend, Spent, no_ledger, spent_note
 from sqlanon.errors import BackendError, PolicyError, QueryRejected, ReleaseRefused, SqlanonError
 from sqlanon.finish.report import Report
 from sqlanon.finish.stream import BATCH, Rows, Streamed
@@ -30,7 +30,7 @@ from sqlanon.plan import Plan
 from sqlanon.plan.explain import Explanation
 from sqlanon.policy import Policy, load_policy
 from sqlanon.policy.check import check_against_database
-from sqlanon.policy.model import Overrides
+from sqlanon.policy.model import Differential, Overrides
 from sqlanon.risk import RiskReport
 from sqlanon.risk.measure import policy_quasi_identifiers, rows_risk, table_risk
 from sqlanon.verify import Measurement
@@ -49,18 +49,21 @@ NO_CATALOG = ("no catalog: nothing defends across queries (differencing, repeate
 
 class Session:
     def __init__(self, db: Database, policy: Policy, *, client: str = "library", front_end: str = "library",
-                 audit: Audit | None = None, catalog: Catalog | None = None):
+                 audit: Audit | None = None, catalog: Catalog | None = None, ledger: Catalog | None = None):
         self.db = db
         self.policy = policy
         #: the catalog in the database (release log, audit log, policies), or None
         self.catalog = catalog
+        #: the catalog that keeps the ε ledger and the audit log: the database's own, or, where
+        #: that cannot keep one (Spark SQL), a database of its own (``connect(catalog=URL)``)
+        self.ledger = ledger if ledger is not None else catalog
         #: who sends the statements (the proxy's client name), for the audit trail
         self.client = client
         self.front_end = front_end
         if audit is None:
             audit = Audit()
-            if catalog is not None:
-                audit.sinks.append(catalog.sink)
+            if self.ledger is not None:
+                audit.sinks.append(self.ledger.sink)
         self.audit = audit
         #: temp tables the last ``execute`` created (all dropped when it returned or raised)
         self.last_temp_tables: list[str] = []
@@ -164,7 +167,7 @@ class Session:
         if policy is not None and policy is not self.policy:
             enforce(self.db, policy, unrestricted=not self.db.enforced)
         return Session(self.db, self.policy if policy is None else policy, client=client, front_end=front_end,
-                       audit=self.audit, catalog=self.catalog)
+                       audit=self.audit, catalog=self.catalog, ledger=self.ledger)
 
     def admit(self, sql: str) -> Admission:
         """Whether ``sql`` passes through unchanged (and the text to send) or reads a protected
@@ -238,6 +241,14 @@ class Session:
                                "catalog=True")
         return self.catalog
 
+    def _ledger(self) -> Catalog:
+        """The catalog that keeps the ε ledger, or an error that says how to have one."""
+        if self.ledger is not None:
+            return self.ledger
+        if self.db.backend.keeps_catalog:
+            return self._catalog()
+        raise BackendError(no_ledger(self.db.backend))
+
     def _guard(self, rows: bool = True) -> Guard | None:
         """The catalog's differencing check; ``rows``: also against the rows earlier answers
         selected (a stored release keeps its own memory of rows instead)."""
@@ -249,10 +260,14 @@ class Session:
     def _spend(self) -> Spend | None:
         """The catalog's ε ledger for this session's client (sqlanon.dp); None without a catalog,
         where differentially private answers are refused."""
-        if self.catalog is None:
+        if self.ledger is None:
             return None
-        catalog, client = self.catalog, self.client
-        return lambda table, dp, epsilon, delta: reserve(catalog, client, table, dp, epsilon, delta)
+        ledger, client = self.ledger, self.client
+
+        def spend(table: str, dp: Differential, epsilon: float, delta: float) -> Spent:
+            with translated(ledger.db.backend):  # the ledger's database may be another than the table's
+                return reserve(ledger, client, table, dp, epsilon, delta)
+        return spend
 
     def budget(self, client: str | None = None) -> list[dict[str, Any]]:
         """What each client has spent of each table's ε budget (differential privacy), within
@@ -260,8 +275,9 @@ class Session:
         windows = {t: tp.requirement.dp.epsilon.window for t, tp in self.policy.tables.items()
                    if tp.requirement.dp is not None}
         budgets = {t: tp.requirement.dp.epsilon for t, tp in self.policy.tables.items() if tp.requirement.dp is not None}
-        with translated(self.db.backend):
-            rows = spent(self._catalog(), windows, client)
+        ledger = self._ledger()
+        with translated(ledger.db.backend):
+            rows = spent(ledger, windows, client)
         for r in rows:
             b = budgets.get(r["table"])
             r["budget"] = b.budget if b is not None else None
@@ -368,6 +384,8 @@ class Session:
             except SqlanonError as e:  # its run ended anyway; the session closes
                 log.debug("sqlanon: closing an answer with its session: %s", e)
         self.db.dispose()
+        if self.ledger is not None and self.ledger is not self.catalog:
+            self.ledger.db.dispose()
 
     def __enter__(self) -> "Session":
         return self
@@ -382,19 +400,20 @@ class Session:
 
 
 @overload
-def connect(url: str = "", policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
+def connect(url: str = "", policy: str | Path | dict | Policy | None = None, *, catalog: bool | str | None = None,
             client: str = "library", front_end: str = "library", reader_role: str = DEFAULT_READER,
             unrestricted: bool = False, spark: Any = None) -> Session: ...
 
 
 @overload
-def connect(url: dict[str, str], policy: str | Path | dict | Policy | None = None, *, catalog: bool | None = None,
+def connect(url: dict[str, str], policy: str | Path | dict | Policy | None = None, *,
+            catalog: bool | str | None = None,
             client: str = "library", front_end: str = "library", reader_role: str | dict[str, str] = DEFAULT_READER,
             unrestricted: bool = False, spark: Any = None) -> Federation: ...
 
 
 def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy | None = None, *,
-            catalog: bool | None = None, client: str = "library", front_end: str = "library",
+            catalog: bool | str | None = None, client: str = "library", front_end: str = "library",
             reader_role: str | dict[str, str] = DEFAULT_READER, unrestricted: bool = False,
             spark: Any = None) -> Session | Federation:
     """Open ``url`` (SQLAlchemy form) and check ``policy`` against the database's tables.
@@ -406,7 +425,10 @@ def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy |
     ``catalog``: True creates or upgrades sqlanon's catalog in the database (never dropping
     anything); None uses it where it exists; False ignores it. With a catalog, every release is
     logged, every statement audited, and selections are checked against earlier releases.
-    Without ``policy``, the policies applied to the catalog are used.
+    Without ``policy``, the policies applied to the catalog are used. A URL (``catalog=
+    "sqlite:///ledger.db"``) names a database of its own for the catalog where the tables'
+    database cannot keep one (Spark SQL): it keeps the ε ledger of differentially private
+    answers and the audit log (``sqlanon db upgrade --catalog URL`` makes it).
 
     The database must refuse the login's raw reads of protected tables and of the catalog,
     which only the pipeline reads, under ``reader_role`` (sqlanon.access; ``sqlanon db grants``
@@ -420,15 +442,22 @@ def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy |
     if isinstance(url, dict):
         from sqlanon.distributed import connect as federate
 
+        if isinstance(catalog, str):
+            raise BackendError("a catalog database of its own serves one database that cannot keep the catalog "
+                               "(Spark SQL), not several")
         if policy is None:
             raise PolicyError("several databases need a policy that names their tables (clinic.patients, …)")
         return federate(url, policy, reader_role=reader_role, catalog=catalog, client=client, front_end=front_end,
                         unrestricted=unrestricted)
     assert isinstance(reader_role, str), "one reader role per database is for several databases"
     db = open_database(url, reader=reader_role)
+    ledger = None
     try:
         with translated(db.backend):
-            cat = None if catalog is False else open_catalog(db, create=bool(catalog))
+            if isinstance(catalog, str):
+                ledger, cat = _apart(db, catalog), None
+            else:
+                cat = None if catalog is False else open_catalog(db, create=bool(catalog))
             if policy is None:
                 if cat is None:
                     raise PolicyError("no policy given and the database has no sqlanon catalog to take one from")
@@ -439,8 +468,22 @@ def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy |
             enforce(db, pol, unrestricted=unrestricted)
     except BaseException:
         db.dispose()
+        if ledger is not None:
+            ledger.db.dispose()
         raise
-    return Session(db, pol, client=client, front_end=front_end, catalog=cat)
+    return Session(db, pol, client=client, front_end=front_end, catalog=cat, ledger=ledger)
+
+
+def _apart(db: Database, url: str) -> Catalog:
+    """The catalog in a database of its own, for tables in ``db``, which cannot keep one. Where
+    ``db`` can, its own catalog compares selections with earlier releases inside it
+    (differencing, consistency): one apart would silently lose that, so it is refused."""
+    if db.backend.keeps_catalog:
+        raise BackendError(f"{db.backend.title} keeps sqlanon's catalog itself (its defences compare selections "
+                           "inside the tables' database): a catalog database of its own is for Spark SQL; "
+                           "connect with catalog=True")
+    with translated():
+        return open_apart(url)
 
 
 def discover(url: str, table: str, *, max_size: int = 4, threshold: float = 0.95, qi: list[str] | None = None,

@@ -141,10 +141,11 @@ def _session_setup(backend: Backend, dbapi_conn: Any, role: str | None = None) -
         cur.close()
 
 
-def open_database(url: str, reader: str | None = None) -> Database:
+def open_database(url: str, reader: str | None = None, *, new: bool = False) -> Database:
     """``reader``: the role the pipeline takes on, where the database has roles; when the login
     cannot take it on, connections keep the login's identity (sqlanon.access decides whether
-    that may serve)."""
+    that may serve). ``new``: a SQLite file that does not exist yet is made (a database that
+    keeps only sqlanon's catalog, ``sqlanon db upgrade --catalog``)."""
     try:
         u = make_url(url)
     except sa.exc.ArgumentError as e:
@@ -153,7 +154,7 @@ def open_database(url: str, reader: str | None = None) -> Database:
     cls = REGISTRY.get(family)
     if cls is None:
         raise BackendError(f"unsupported database {family!r} (sqlite, postgresql, mysql/mariadb, spark)")
-    if family == "sqlite" and u.database not in (None, "", ":memory:") and not Path(u.database).is_file():
+    if family == "sqlite" and u.database not in (None, "", ":memory:") and not new and not Path(u.database).is_file():
         # SQLite would create an empty file: a mistyped path is no database to anonymize
         raise BackendError(f"no SQLite database at {u.database}: sqlanon opens existing databases only")
     engine = sa.create_engine(u, **_engine_options(u))

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from sqlanon.audit import AuditEvent
-from sqlanon.backends.connect import Database
+from sqlanon.backends.connect import Database, open_database
 from sqlanon.catalog import migrate
 from sqlanon.catalog.schema import HEAD, Names, Tables, tables
 from sqlanon.errors import BackendError
@@ -128,9 +129,10 @@ def _in(db: Database, connection: sa.Connection | None) -> Iterator[sa.Connectio
         yield c
 
 
-def open_catalog(db: Database, *, create: bool = False) -> Catalog | None:
+def open_catalog(db: Database, *, create: bool = False, upgrade: str = "sqlanon db upgrade") -> Catalog | None:
     """The catalog of ``db``: created or upgraded when ``create``; None where there is none
-    and none is asked for. A catalog at a revision this sqlanon does not know is refused."""
+    and none is asked for. A catalog at a revision this sqlanon does not know is refused;
+    ``upgrade``: the command that brings an older one up to date."""
     if not db.backend.keeps_catalog:
         if create:
             raise BackendError(f"{db.backend.title} cannot keep sqlanon's catalog (release log, audit, budgets): "
@@ -144,11 +146,37 @@ def open_catalog(db: Database, *, create: bool = False) -> Catalog | None:
         if not create:
             if rev is None:
                 return None
-            raise BackendError(f"the catalog is at revision {rev}, this sqlanon needs {HEAD}: run "
-                               "'sqlanon db upgrade'")
+            raise BackendError(f"the catalog is at revision {rev}, this sqlanon needs {HEAD}: run '{upgrade}'")
         migrate.upgrade(db)
     names = Names.of(db.backend)
     return Catalog(db, names, tables(names))
+
+
+def open_apart(url: str) -> Catalog:
+    """The catalog kept in a database of its own (``connect(catalog=URL)``), for tables on a
+    backend that cannot keep one (Spark SQL). It is never made here: a mistyped URL must not
+    become an empty ledger that forgets what was spent; ``sqlanon db upgrade --catalog URL``
+    makes it."""
+    try:
+        shown = make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError as e:
+        raise BackendError(f"the catalog's database: not a database URL: {e}") from None
+    upgrade = f"sqlanon db upgrade --catalog {shown}"
+    try:
+        db = open_database(url, reader=None)
+    except BackendError as e:
+        raise BackendError(f"the catalog's database: {e.message}; '{upgrade}' makes it") from None
+    try:
+        if not db.backend.keeps_catalog:
+            raise BackendError(f"{db.backend.title} cannot keep sqlanon's catalog: name a SQLite, PostgreSQL or "
+                               "MariaDB database as the catalog's")
+        catalog = open_catalog(db, upgrade=upgrade)
+        if catalog is None:
+            raise BackendError(f"{shown} has no sqlanon catalog: run '{upgrade}'")
+    except BaseException:
+        db.dispose()
+        raise
+    return catalog
 
 
 def _known() -> set[str]:

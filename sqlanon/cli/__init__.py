@@ -44,17 +44,18 @@ def access() -> dict[str, Any]:
     return dict(ctx.find_root().obj or {}) if ctx is not None else {}
 
 
-def _connect(url: str, policy: str | None) -> api.Session:
-    """A library session for a CLI command: the caller's OS user names it in the catalog's logs."""
-    return api.connect(url, policy, client=getpass.getuser(), front_end="cli", **access())
+def _connect(url: str, policy: str | None, catalog: str | None = None) -> api.Session:
+    """A library session for a CLI command: the caller's OS user names it in the catalog's logs;
+    ``catalog``: the URL of the catalog's own database (``--catalog``, Spark SQL)."""
+    return api.connect(url, policy, catalog=catalog, client=getpass.getuser(), front_end="cli", **access())
 
 
-def _connect_query(url: str | dict[str, str], policy: str | None) -> Any:
+def _connect_query(url: str | dict[str, str], policy: str | None, catalog: str | None = None) -> Any:
     """A session for ``query`` and ``explain``: one database's, or several databases' (a
     Federation, sqlanon.distributed) when they are named."""
     if isinstance(url, str):
-        return _connect(url, policy)
-    return api.connect(url, policy, client=getpass.getuser(), front_end="cli", **access())
+        return _connect(url, policy, catalog)
+    return api.connect(url, policy, catalog=catalog, client=getpass.getuser(), front_end="cli", **access())
 
 
 def _fail(e: SqlanonError) -> None:
@@ -140,6 +141,11 @@ def _databases(_ctx: click.Context, _param: click.Parameter, values: tuple[str, 
 dbs_option = click.option("--db", "url", required=True, multiple=True, envvar="SQLANON_DB", callback=_databases,
                           help="SQLAlchemy database URL; or NAME=URL, repeated, for a query over several databases "
                                "(tables named NAME.table)")
+#: the catalog's own database where the tables' cannot keep it (Spark SQL)
+catalog_option = click.option("--catalog", default=None, envvar="SQLANON_CATALOG",
+                              help="SQLAlchemy URL of a database that keeps sqlanon's catalog (the ε ledger of "
+                                   "differential privacy, the audit log) for a --db that cannot (Spark SQL); "
+                                   "made by 'sqlanon db upgrade --catalog URL'")
 policy_option = click.option("--policy", default=None, type=click.Path(exists=True, dir_okay=False),
                              envvar="SQLANON_POLICY",
                              help="policy YAML file (default: the policies applied to the database's catalog)")
@@ -196,7 +202,8 @@ def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
     """The options every command that takes a query has."""
-    for option in (method_option, t_option, l_option, alpha_option, k_option, policy_option, dbs_option,
+    for option in (method_option, t_option, l_option, alpha_option, k_option, catalog_option, policy_option,
+                   dbs_option,
                    click.argument("sql")):
         f = option(f)
     return f
@@ -209,14 +216,14 @@ def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
 @click.option("--no-report", is_flag=True, help="print only the rows")
 @risk_option
 @population_option
-def query(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
-          t_value: float | None, method: str | None, fmt: str, no_report: bool, risk: bool,
+def query(sql: str, url: str, policy: str | None, catalog: str | None, k: int | None, alpha: float | None,
+          l_value: int | None, t_value: float | None, method: str | None, fmt: str, no_report: bool, risk: bool,
           population: int | str | None) -> None:
     """Run SQL; protected tables are anonymized in the database first."""
     asked: dict[str, Any] = dict(k=k, alpha=alpha, l=l_value, t=t_value, method=method, risk=risk,
                                  population=population)
     try:
-        with _connect_query(url, policy) as s:
+        with _connect_query(url, policy, catalog) as s:
             if fmt != "table":
                 # the release is verified (or refused) before the first row; then the rows are
                 # written as the database hands them over, a batch at a time
@@ -274,11 +281,12 @@ def _write(fmt: str, res: api.Streamed, no_report: bool) -> None:
 @click.option("--summary", is_flag=True, help="the plan and the number of statements per stage, without the SQL")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @risk_option
-def explain(sql: str, url: str, policy: str | None, k: int | None, alpha: float | None, l_value: int | None,
-            t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str, risk: bool) -> None:
+def explain(sql: str, url: str, policy: str | None, catalog: str | None, k: int | None, alpha: float | None,
+            l_value: int | None, t_value: float | None, method: str | None, analyze: bool, summary: bool, fmt: str,
+            risk: bool) -> None:
     """Show the plan and every SQL statement in the target dialect (--summary: statements per stage)."""
     try:
-        with _connect_query(url, policy) as s:
+        with _connect_query(url, policy, catalog) as s:
             found = s.explanation(sql, k=k, alpha=alpha, l=l_value, t=t_value, method=method, analyze=analyze,
                                   risk=risk)
     except SqlanonError as e:

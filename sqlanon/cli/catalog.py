@@ -24,12 +24,17 @@ def db() -> None:
 
 
 @db.command("upgrade")
-@db_option
+@click.option("--db", "url", default=None, envvar="SQLANON_DB", help="SQLAlchemy database URL")
+@click.option("--catalog", default=None,
+              help="instead: the URL of a database of its own for the catalog of a --db that cannot keep one "
+                   "(Spark SQL); a new SQLite file is made")
 @click.argument("revision", default="head")
-def db_upgrade(url: str, revision: str) -> None:
+def db_upgrade(url: str | None, catalog: str | None, revision: str) -> None:
     """Create the catalog or bring it to REVISION (default: the newest)."""
+    if catalog is None and url is None:
+        raise click.UsageError("Missing option '--db' (or '--catalog')")
     try:
-        with _database(url, reader=None) as d:
+        with _database(catalog or url or "", reader=None, new=catalog is not None) as d:
             click.echo(f"catalog at revision {migrate.upgrade(d, revision)}")
     except SqlanonError as e:
         _fail(e)
@@ -105,9 +110,10 @@ def db_access(url: str, policy: str | None) -> None:
 
 
 @contextmanager
-def _database(url: str, reader: str | None = "") -> Iterator[Database]:
-    """The database as the pipeline sees it (under the reader role; ``None``: the login's own)."""
-    d = open_database(url, reader=access().get("reader_role") if reader == "" else reader)
+def _database(url: str, reader: str | None = "", new: bool = False) -> Iterator[Database]:
+    """The database as the pipeline sees it (under the reader role; ``None``: the login's own;
+    ``new``: a SQLite file is made where there is none)."""
+    d = open_database(url, reader=access().get("reader_role") if reader == "" else reader, new=new)
     try:
         yield d
     finally:

@@ -6,7 +6,7 @@ import json
 import click
 import yaml
 
-from sqlanon.cli import _connect, _fail, db_option, main, policy_option
+from sqlanon.cli import _connect, _fail, catalog_option, db_option, main, policy_option
 from sqlanon.errors import SqlanonError
 
 
@@ -23,8 +23,9 @@ from sqlanon.errors import SqlanonError
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @db_option
 @policy_option
+@catalog_option
 def synthesize(table: str, into: str, epsilon: float, workload: str | None, rounds: int | None, bins: int, fmt: str,
-               url: str, policy: str | None) -> None:
+               url: str, policy: str | None, catalog: str | None) -> None:
     """Draw a synthetic table from TABLE by MWEM, fitted to a workload of marginals with ε of its budget."""
     marginals = None
     if workload is not None:
@@ -35,7 +36,7 @@ def synthesize(table: str, into: str, epsilon: float, workload: str | None, roun
             click.echo("error: --workload must be a YAML list of column lists", err=True)
             raise SystemExit(2)
     try:
-        with _connect(url, policy) as session:
+        with _connect(url, policy, catalog) as session:
             made = session.synthesize(table, into, epsilon=epsilon, workload=marginals, rounds=rounds, bins=bins)
     except SqlanonError as e:
         _fail(e)

@@ -4,7 +4,8 @@
 rewrite.py turns the query into one bounded aggregate that runs in the database, mechanisms.py
 draws the noise from OpenDP, release.py makes the answer, its intervals and its report. The
 query's ε is reserved in the catalog's ledger (catalog/budget.py) before anything is read: a
-query that would exceed the budget runs nothing, and without a catalog nothing is answered.
+query that would exceed the budget runs nothing, and without a catalog nothing is answered. On
+Spark SQL the ledger is a catalog in a database of its own (``connect(catalog=URL)``).
 Imports: analyze, policy, backends, errors, finish.report; never anonymize/ nor verify/.
 """
 from __future__ import annotations
@@ -43,7 +44,8 @@ def no_ledger(backend: Backend) -> str:
     why = ("differential privacy needs the catalog's budget ledger: without one, answers could be asked again "
            "and averaged; ")
     if not backend.keeps_catalog:
-        return why + f"{backend.title} cannot keep the catalog: ask for noisy answers where the table's database can"
+        return why + (f"{backend.title} cannot keep the catalog: name a database of its own for it (connect with "
+                      "catalog=URL, the CLI's --catalog URL), made by 'sqlanon db upgrade --catalog URL'")
     return why + "run 'sqlanon db upgrade'"
 
 
