@@ -119,13 +119,24 @@ def test_without_a_ledger_spark_refuses_and_the_advice_works(db_url, tmp_path):
     assert out.exit_code == 0, out.output
     assert "method dp" in out.output
     assert [s[:2] for s in _spends(f"sqlite:///{tmp_path / 'nowhere.db'}")] == [(getpass.getuser(), "visits")]
+    # a ledger that cannot record the spend: no answer (fail closed)
+    broken = sa.create_engine(f"sqlite:///{tmp_path / 'nowhere.db'}")
+    with broken.begin() as c:
+        c.exec_driver_sql("DROP TABLE sqlanon_dp_spends")
+    broken.dispose()
+    with connect(db_url, policy(), catalog=f"sqlite:///{tmp_path / 'nowhere.db'}") as db:
+        with pytest.raises(sqlanon.BackendError, match="dp_spends"):
+            db.execute("SELECT COUNT(*) FROM visits")
 
 
 @pytest.mark.backends("sqlite")
 def test_a_database_that_keeps_the_catalog_takes_no_catalog_apart(db_url, tmp_path):
     load(db_url, visits(5))
+    ledger = _ledger(tmp_path)
     with pytest.raises(sqlanon.BackendError, match="keeps sqlanon's catalog itself"):
-        sqlanon.connect(db_url, policy(), catalog=_ledger(tmp_path))
+        sqlanon.connect(db_url, policy(), catalog=ledger)
+    with pytest.raises(sqlanon.BackendError, match="not several"):
+        sqlanon.connect({"a": db_url, "b": db_url}, policy(), catalog=ledger)
 
 
 @pytest.mark.backends("spark")
