@@ -119,6 +119,10 @@ def test_without_a_ledger_spark_refuses_and_the_advice_works(db_url, tmp_path):
     assert out.exit_code == 0, out.output
     assert "method dp" in out.output
     assert [s[:2] for s in _spends(f"sqlite:///{tmp_path / 'nowhere.db'}")] == [(getpass.getuser(), "visits")]
+    out = CliRunner().invoke(main, ["budget", "--db", db_url, "--policy", _policy_file(tmp_path), "--catalog",
+                                    f"sqlite:///{tmp_path / 'nowhere.db'}", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert '"table": "visits"' in out.output and '"queries": 1' in out.output
     # a ledger that cannot record the spend: no answer (fail closed)
     broken = sa.create_engine(f"sqlite:///{tmp_path / 'nowhere.db'}")
     with broken.begin() as c:
@@ -137,6 +141,8 @@ def test_a_database_that_keeps_the_catalog_takes_no_catalog_apart(db_url, tmp_pa
         sqlanon.connect(db_url, policy(), catalog=ledger)
     with pytest.raises(sqlanon.BackendError, match="not several"):
         sqlanon.connect({"a": db_url, "b": db_url}, policy(), catalog=ledger)
+    out = CliRunner().invoke(main, ["db", "upgrade"], env={"SQLANON_DB": None})
+    assert out.exit_code == 2 and "--catalog" in out.output
 
 
 @pytest.mark.backends("spark")
