@@ -40,6 +40,9 @@ def _connection(db: Database) -> sa.Connection:
 def upgrade(db: Database, revision: str = "head") -> str | None:
     from alembic import command
 
+    if not db.backend.keeps_catalog:
+        raise BackendError(f"{db.backend.title} cannot keep sqlanon's catalog: make it in a database of its own "
+                           "('sqlanon db upgrade --catalog URL') and name that with --catalog URL")
     names = Names.of(db.backend)
     with _connection(db) as conn:
         if names.schema is not None:

@@ -101,6 +101,8 @@ def test_without_a_ledger_spark_refuses_and_the_advice_works(db_url, tmp_path):
             db.execute("SELECT COUNT(*) FROM visits")
     assert "Spark SQL cannot keep the catalog" in refused.value.message
     assert "catalog=URL" in refused.value.message and "--catalog URL" in refused.value.message
+    out = CliRunner().invoke(main, ["db", "upgrade", "--db", db_url])  # the catalog beside the tables: no
+    assert out.exit_code == 2 and "cannot keep sqlanon's catalog" in out.output and "--catalog URL" in out.output
     # a ledger database without tables (a mistyped path too) is not silently an empty ledger
     empty = sa.create_engine(f"sqlite:///{tmp_path / 'empty.db'}")
     with empty.connect():
