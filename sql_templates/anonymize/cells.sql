@@ -5,7 +5,7 @@
 -- cells that share a hash then come out as two rows with one key (and are refused), and the
 -- values need no aggregate (PostgreSQL: MIN of each value made counting 1.3x slower than
 -- grouping on them, and a second hash as a check cost a quarter of the pushdown). Where the key
--- is the values' own encoding, the values are one per key (MariaDB groups 1 M rows on the MD5
+-- is the values' own encoding, the values are one per key (MariaDB groups 1 M rows on the digest
 -- alone in 0.76 s, on it and the values in 1.65 s). The cells are numbered in no particular
 -- order. The searches run on this table, thousands of rows instead of millions. n is a 32-bit
 -- integer: PostgreSQL sums those as 64-bit integers, not as NUMERIC (the search's windows ran

@@ -166,3 +166,29 @@ def test_verification_reads_text_byte_for_byte_whatever_its_collation(db_url, ba
             assert reader(written, ["a"], ctx).exact == (frozenset({"a"}) if backend == "mysql" else frozenset())
     finally:
         db.dispose()
+
+
+def test_cell_keys_tell_apart_what_an_encoding_could_merge(db_url):
+    """The cell key (Backend.cell_key) joins each row to its cell: tuples that a careless
+    encoding of the values would make alike (a shifted boundary, a quote or backslash, NULL
+    against the text 'NULL', case and trailing spaces under a lax collation) get keys of their own."""
+    from sqlglot import exp
+
+    from sqlanon.backends.connect import open_database
+    from sqlanon.context import RunContext
+    from sqlanon.sql.templates import col, table
+
+    tuples = [("a", "bc"), ("ab", "c"), ("a'", "b"), ("a", "'b"), ("a\\", "'b"), ("a\\'", "b"), (None, "x"),
+              ("NULL", "x"), ("'NULL'", "x"), ("", None), (None, ""), ("abc", ""), ("ABC", ""), ("abc ", ""),
+              ("a','b", ""), ("a", "','b"), ("a:b", "1,1"), ("a", "b:1,1")]
+    load_table(db_url, "t", [("u", "text"), ("v", "text")], tuples * 2)
+    db = open_database(db_url)
+    try:
+        with RunContext(db) as ctx:
+            key = ctx.backend.cell_key([col("u"), col("v")])
+            keyed = exp.select(exp.alias_(key, "k")).from_(table("t")).subquery("x")
+            found = ctx.query(exp.select(exp.Count(this=exp.Distinct(expressions=[col("k")])),
+                                         exp.Count(this=exp.Star())).from_(keyed))
+    finally:
+        db.dispose()
+    assert tuple(found[0]) == (len(tuples), 2 * len(tuples))
