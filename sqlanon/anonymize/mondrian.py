@@ -183,16 +183,18 @@ class Mondrian:
         return pick
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
+        # the open cells and the labels read the cells themselves: a copy of their search
+        # columns (frequency.codes) wrote every cell once more and was joined back to them
         freq = frequency.build(frag, src, ctx, positions=True)
-        codes = frequency.codes(freq, ctx)
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
         be = ctx.backend
 
         positions = [exp.alias_(col(f"o_{i}", "f"), f"pos_{i}") for i in range(m)]
-        cur = ctx.create_temp("open_a", render("mondrian/positions", codes=codes, cells=freq.cells,
+        cur = ctx.create_temp("open_a", render("mondrian/positions", cells=freq.cells,
                                                positions=positions or [exp.alias_(lit(1), "pos_none")]))
-        whole = ctx.create_temp("whole", render("anonymize/whole", codes=codes, cells=freq.cells)) \
+        whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.search_columns().subquery(),
+                                                cells=freq.cells)) \
             if self.req.t is not None and m else None
         parts, passes, kept = cur, 0, []
         if m:
@@ -238,7 +240,7 @@ class Mondrian:
             ctx.drop(cur, nxt, choice, extents, *kept)
 
         shared, labels, levels = class_labels(hs, be)
-        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes,
+        labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=freq.cells,
                                                     cells=freq.cells, shared=shared, labels=labels, levels=levels))
         ctx.analyze(parts, "cell", "pid")  # joined to the full rows by the release
         ctx.analyze(labelled, "pid")
@@ -251,7 +253,7 @@ class Mondrian:
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
                                               .from_(table(labelled))), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
-        ctx.drop(parts, labelled, codes, freq.cells, *([whole] if whole else []))
+        ctx.drop(parts, labelled, freq.cells, *([whole] if whole else []))
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 
