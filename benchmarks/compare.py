@@ -10,10 +10,16 @@ Each round also measures the floor on the same server and rows (methods.py's mea
 temp copy of the selection, one GROUP BY of its QIs), and each side's stage (pushdown +
 anonymize + verify) is reported as a multiple of the fastest floor (stage_to_floor).
 
+``--answer``: the whole query instead — a released table read whole as the answer (methods.py's
+``answer`` child, Mondrian k=5, ``SELECT *``, ``execute``), both sides measured by this
+checkout's benchmark code on the other's package, split at the answer's statement; each round
+also measures the floor of such an answer (methods.py's ``fetch``: every row into Python with
+the driver) and each side's whole query is reported as a multiple of it (``whole_to_fetch``).
+
 Usage:  git worktree add ../base <commit>
         python benchmarks/compare.py ../base [--backend postgresql] [--size adult|1m|10m]
                [--config spec|occupation|mondrian_k5|mondrian_l3_t02|sabre_l3_t02|slicing_l3]
-               [--rounds 3] [--repeat 1]
+               [--rounds 3] [--repeat 1] [--answer]
 The tables must exist (``python benchmarks/methods.py`` loads them); servers as methods.py finds
 them (SQLANON_TEST_POSTGRESQL_URL / SQLANON_TEST_MYSQL_URL, else local ones started here).
 """
@@ -56,6 +62,42 @@ def run(checkout: Path, url: str, table: str, hdir: str, sensitive: str, privacy
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def answer(checkout: Path, url: str, table: str, hdir: str) -> dict:
+    """One whole query through ``checkout``'s package, measured by this checkout's methods.py."""
+    out = subprocess.run([sys.executable, str(HERE / "methods.py"), "--child", "answer", url, table, hdir, "execute"],
+                         capture_output=True, text=True, check=False, env={**os.environ, methods.CHECKOUT: str(checkout)})
+    if out.returncode != 0:
+        lines = out.stderr.strip().splitlines()
+        raise SystemExit(f"{checkout}: {lines[-1] if lines else 'failed'}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare_answers(sides: dict[str, Path], url: str, table: str, hdir: str, rounds: int) -> dict:
+    """Alternating whole queries of both sides and the fetch floor, ``rounds`` times; the fastest
+    of each (by wall time; the fewest server CPU seconds apart)."""
+    runs: dict[str, list[dict]] = {s: [] for s in sides}
+    fetches = []
+    for r in range(rounds):
+        for side, checkout in sides.items():
+            m = answer(checkout, url, table, hdir)
+            runs[side].append(m)
+            print(f"round {r + 1} {side:5} {m['total']:.3f} s  server CPU {m['server_cpu']} s  stage {m.get('stage')}  "
+                  f"answer {m.get('answer')}", flush=True)
+        fetches.append(methods.child("fetch", url, table))
+        print(f"round {r + 1} fetch {fetches[-1]}", flush=True)
+    fetch = min(fetches, key=lambda f: f["wall"])
+    best = {s: min(v, key=lambda m: m["total"]) for s, v in runs.items()}
+    cpu = {s: min(m["server_cpu"] for m in v) for s, v in runs.items() if all(m["server_cpu"] is not None for m in v)}
+    return {"table": table, "fastest": {s: m["total"] for s, m in best.items()},
+            "ratio_this_to_other": round(best["this"]["total"] / best["other"]["total"], 3),
+            "server_cpu": cpu, "cpu_ratio_this_to_other": round(cpu["this"] / cpu["other"], 3) if len(cpu) == 2 else None,
+            "same_release": len({m.get("digest") for v in runs.values() for m in v}) == 1,
+            "breakdown": {s: {k: m.get(k) for k in ("stage", "answer")} for s, m in best.items()},
+            "fetch": fetch, "fetch_server_cpu": min(f["server_cpu"] for f in fetches)
+            if all(f.get("server_cpu") is not None for f in fetches) else None,
+            "whole_to_fetch": {s: round(m["total"] / fetch["wall"], 2) for s, m in best.items()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("other", type=Path, help="the checkout to compare this one with")
@@ -64,6 +106,7 @@ def main() -> None:
     ap.add_argument("--config", default="spec")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=1, help="warm runs per process; the fastest counts")
+    ap.add_argument("--answer", action="store_true", help="the whole query with every row as the answer")
     a = ap.parse_args()
     sensitive, privacy = configuration(a.config)
     table = methods.table_of(a.size)
@@ -73,6 +116,13 @@ def main() -> None:
     url = methods.backend_url(a.backend, tmp / "bench.db", stops)
     methods.prepare(url, (a.size,))
     sides = {"other": a.other.resolve(), "this": HERE.parent}
+    if a.answer:
+        try:
+            print(json.dumps({"backend": a.backend, **compare_answers(sides, url, table, str(tmp), a.rounds)}))
+        finally:
+            for stop in stops:
+                stop()
+        return
     walls: dict[str, list[float]] = {s: [] for s in sides}
     cpus: dict[str, list[float]] = {s: [] for s in sides}  # the server's CPU seconds (server_cpu.py)
     releases: dict[str, set] = {s: set() for s in sides}

@@ -27,7 +27,11 @@ it measures in fresh subprocesses, so that peak memory is per measurement:
   list of 10 M rows being what streaming avoids (issue 27);
 - ``floor`` (with every sqlanon configuration): the physical floor of a pushdown on the same
   server, session settings and rows — a temp copy of the selection's QI and sensitive columns,
-  then one ``GROUP BY`` of the QIs into a temp table — to which the stage is compared (issue 27).
+  then one ``GROUP BY`` of the QIs into a temp table — to which the stage is compared (issue 27);
+  with ``answer``, ``fetch``: every row of the table into Python with the driver's own cursor
+  (``fetchall``), the floor of a whole table as the answer. ``answer`` splits its time at the
+  answer's statement (the progress callback before it): the stage before, the statement with
+  the transfer and the rows' conversion after, wall, server and client CPU seconds.
 
 Peak memory is the measuring process's own high-water mark of resident memory (``VmHWM`` in
 /proc/self/status): ``ru_maxrss`` would start at the parent's peak, which a forked child inherits.
@@ -42,6 +46,7 @@ start them. Needs ``pip install -e '.[bench]'``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -54,7 +59,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-ROOT = Path(__file__).resolve().parent.parent
+#: environment variable naming another checkout whose sqlanon a measuring child imports
+#: (compare.py --answer: both sides measured by this file's code)
+CHECKOUT = "SQLANON_BENCH_CHECKOUT"
+ROOT = Path(os.environ.get(CHECKOUT) or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
 import server_cpu  # noqa: E402
@@ -330,21 +338,30 @@ def measure_answer(url: str, table: str, hdir: str, mode: str) -> dict:
                  {"method": "mondrian", "k": 5, "max_suppression": 0}, table)
     login, reader = restricted(url, pol)
     cpu = server_cpu.reader(url)
+    marks: dict[str, tuple[float, float, float]] = {}  # (wall, server CPU, client CPU) at the finish
+
+    def progress(stage: str) -> None:
+        if stage.startswith("finish"):  # the last one is told right before the answer's statement
+            marks["answer"] = _now(cpu)
+            marks.setdefault("finish", marks["answer"])
+
     with sqlanon.connect(login, pol, reader_role=reader) as db:
         connected = _rss()
-        t0, server = time.perf_counter(), cpu() if cpu else 0.0
+        t0, server, client = time.perf_counter(), cpu() if cpu else 0.0, time.process_time()
         if mode == "execute":
-            res = db.execute("SELECT * FROM " + table)
+            res = db.execute("SELECT * FROM " + table, progress=progress)
+            done = _now(cpu)  # the statement, the rows and the run's end (its temp tables dropped)
             first = time.perf_counter() - t0
-            rows, report = len(res.rows), res.report
+            rows, report, released = len(res.rows), res.report, res.rows
         else:
-            streamed = db.stream("SELECT * FROM " + table)
+            streamed = db.stream("SELECT * FROM " + table, progress=progress)
             report, it = streamed.report, iter(streamed)
             next(it)
             first = time.perf_counter() - t0
             rows = 1
             if mode == "stream":
                 rows += sum(1 for _ in it)
+            done = _now(cpu)  # the statement, the rows, not the run's end (the close)
             closing = time.perf_counter()
             streamed.close()
             closed = time.perf_counter() - closing
@@ -355,6 +372,39 @@ def measure_answer(url: str, table: str, hdir: str, mode: str) -> dict:
            "peak_rss_mb": _rss(), "rss_connected_mb": connected}
     if mode == "first_row":
         out["close"] = round(closed, 3)  # what stopping after the first row cost
+    if mode == "execute":  # the released rows whatever their order, to tell that two checkouts agree
+        digest = hashlib.sha256()
+        for r in sorted(released):
+            digest.update(repr(r).encode())
+        out["digest"] = digest.hexdigest()[:16]
+    if "answer" in marks and mode != "first_row":
+        start = (t0, server, client)
+        for name, (a, b) in {"stage": (start, marks["finish"]), "finish_before_answer": (marks["finish"], marks["answer"]),
+                             "answer": (marks["answer"], done)}.items():
+            out[name] = {"wall": round(b[0] - a[0], 3), "server_cpu": round(b[1] - a[1], 3) if cpu else None,
+                         "client_cpu": round(b[2] - a[2], 3)}
+    return out
+
+
+def _now(cpu: object) -> tuple[float, float, float]:
+    """Wall, server CPU (0 where unknown) and client CPU seconds so far."""
+    return time.perf_counter(), cpu() if callable(cpu) else 0.0, time.process_time()
+
+
+def measure_fetch(url: str, table: str) -> dict:
+    """The floor of a whole table as the answer: every row into Python with the driver's own
+    cursor (``fetchall``), no anonymization, no order; wall, server and client CPU seconds."""
+    engine = sa.create_engine(url)
+    cpu = server_cpu.reader(url)
+    raw = engine.raw_connection()
+    cur = raw.cursor()
+    t0, server, client = time.perf_counter(), cpu() if cpu else 0.0, time.process_time()
+    cur.execute(f"SELECT * FROM {table}")
+    rows = len(cur.fetchall())
+    out = {"rows": rows, "wall": round(time.perf_counter() - t0, 3),
+           "server_cpu": round(cpu() - server, 3) if cpu else None, "client_cpu": round(time.process_time() - client, 3)}
+    raw.close()
+    engine.dispose()
     return out
 
 
@@ -420,6 +470,9 @@ def main() -> None:
         elif kind == "answer":
             url, table, hdir, mode = rest
             print(json.dumps(measure_answer(url, table, hdir, mode)))
+        elif kind == "fetch":
+            url, table = rest
+            print(json.dumps(measure_fetch(url, table)))
         elif kind == "floor":
             url, table, sens = rest
             print(json.dumps(measure_floor(url, table, sens)))
@@ -457,6 +510,7 @@ def main() -> None:
                 # 10 M rows in a list are what streaming avoids: only the stream is read there
                 modes = ("stream",) if size == "10m" else ANSWER_MODES
                 row["answer"] = {mode: child("answer", url, table, hdir, mode) for mode in modes}
+                row["answer"]["fetch"] = child("fetch", url, table)
             if not a.skip_client:
                 row["client"] = child("client", url, table, hdir, "occupation")
                 base = row["client"].get("seconds")

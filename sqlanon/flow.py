@@ -23,6 +23,7 @@ from sqlanon.context import RunContext
 from sqlanon.dp import Spend, respond
 from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
+from sqlanon.finish.shuffle import shuffled, unordered
 from sqlanon.finish.store import Store, Target
 from sqlanon.finish.stream import Row, Rows, Streamed
 from sqlanon.parse import Parsed, parse
@@ -216,7 +217,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 # read its own temp tables whatever its identity, so the rewriter would be the only wall
                 ctx.drop(*[t for t in ctx.temp_tables if t != release.table])
                 ctx.relinquish([release.table])
-                columns, rows = _answer(ctx, finish, stream)
+                columns, rows = _answer(ctx, finish, stream, shuffle=True)
             else:
                 assert store is not None
                 store.write(frag, release.table, ctx)
@@ -411,12 +412,17 @@ class Streaming:
     answered: Callable[[Report], None] | None = None
 
 
-def _answer(ctx: RunContext, statement: exp.Expression,
-            stream: Streaming | None) -> tuple[list[str], list[Row] | Rows]:
+def _answer(ctx: RunContext, statement: exp.Expression, stream: Streaming | None,
+            shuffle: bool = False) -> tuple[list[str], list[Row] | Rows]:
     """The answer's columns and rows: all of them read now, or rows whose statement runs when
-    the answer is handed over (``_handed``), to be read as the reader asks."""
+    the answer is handed over (``_handed``), to be read as the reader asks. ``shuffle``: a
+    random order alone that the client may make instead, having every row (finish/shuffle.py)."""
     if stream is None:
-        return _fetch(ctx.execute(statement))
+        bare = unordered(statement) if shuffle else None
+        if bare is None:
+            return _fetch(ctx.execute(statement))
+        columns, rows = _fetch(ctx.execute(bare))
+        return columns, shuffled(rows)
     return [], Rows(None, ctx.backend, stream.size, abandon=ctx.abandon_stream,
                     start=lambda: ctx.stream(statement, stream.size))
 
