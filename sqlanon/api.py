@@ -36,6 +36,7 @@ from sqlanon.risk.measure import policy_quasi_identifiers, rows_risk, table_risk
 from sqlanon.verify import Measurement
 
 if TYPE_CHECKING:
+    from sqlanon.backends.base import Backend
     from sqlanon.discover import Discovery
     from sqlanon.distributed import Federation
     from sqlanon.dp.synthesize import Synthesized
@@ -45,6 +46,15 @@ log = logging.getLogger("sqlanon.access")
 #: the note of every answer given without a catalog
 NO_CATALOG = ("no catalog: nothing defends across queries (differencing, repeated or complementary releases); "
               "see 'sqlanon db upgrade'")
+
+
+def no_catalog(backend: Backend) -> str:
+    """The note of an answer given without a catalog: where the database cannot keep one (Spark
+    SQL), advice to make one would not work, and a catalog apart keeps only the ε ledger."""
+    if backend.keeps_catalog:
+        return NO_CATALOG
+    return ("no catalog: nothing defends across queries (differencing, repeated or complementary releases); "
+            f"{backend.title} cannot keep one")
 
 
 class Session:
@@ -136,7 +146,7 @@ class Session:
                 self._warned = True
                 log.warning("sqlanon: %s", UNENFORCED)
         if self.catalog is None and r.table is not None:
-            r.notes.append(NO_CATALOG)
+            r.notes.append(no_catalog(self.db.backend))
         with translated(self.db.backend):
             self._log_release(r)
 

@@ -106,6 +106,10 @@ def test_a_session_handed_in_serves_its_tables_and_the_release_holds(db_url):
         use(None)
     assert res.report.method in ("alpha_k", "mondrian", "sabre")
     assert_alpha_k(res.rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5)
+    # the note says what is missing without advice that cannot work on Spark
+    assert [n for n in res.report.notes if n.startswith("no catalog")] == [
+        "no catalog: nothing defends across queries (differencing, repeated or complementary releases); "
+        "Spark SQL cannot keep one"]
 
 
 def test_a_stored_release_is_a_parquet_table(db_url):
