@@ -8,7 +8,8 @@ load falls on both alike (compare.py's discipline); ratios are this checkout's t
   the fastest wall time, client CPU and server CPU (server_cpu.py), and the release (classes, KL
   sum), which must agree;
 - ``cli``: the same query as ``python -m sqlanon query --format csv`` in a fresh process, start to
-  end: the process's CPU seconds (user + system; the wall time drifts with the load) and wall;
+  end: the process's CPU seconds (user + system; the wall time drifts with the load) and wall,
+  its bytecode cached as an installed package's is (run_cli);
 - ``proxy``: ``SELECT 1`` through each checkout's PostgreSQL proxy and directly, psycopg (prepared
   after five runs), blocks of 100 in turn: p50 and p99, and each proxy's CPU per statement.
 
@@ -104,13 +105,18 @@ def run_query(checkout: Path, url: str, policy_file: Path, repeat: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_cli(checkout: Path, url: str, policy_file: Path) -> dict:
-    """The CLI from process start to its last row: CPU seconds of the process, and wall."""
+def run_cli(checkout: Path, url: str, policy_file: Path, pycache: Path) -> dict:
+    """The CLI from process start to its last row: CPU seconds of the process, and wall. Its
+    modules' bytecode comes from ``pycache`` (one per checkout, filled by an untimed first
+    run), as an installed package's does: with PYTHONDONTWRITEBYTECODE set, every module whose
+    cached bytecode is missing or stale (a checkout being edited) was compiled at every start."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
     start = time.perf_counter()
     before = os.times()
     out = subprocess.run([sys.executable, "-m", "sqlanon", "--unrestricted", "query", "--db", url, "--policy",
                           str(policy_file), "--format", "csv", "--no-report", SQL],
-                         capture_output=True, text=True, check=False, cwd=checkout)
+                         capture_output=True, text=True, check=False, cwd=checkout, env=env)
     wall = time.perf_counter() - start
     after = os.times()
     if out.returncode != 0:
@@ -212,10 +218,13 @@ def main() -> None:
             if part not in parts:
                 continue
             runs: dict[str, list[dict]] = {s: [] for s in sides}
+            if part == "cli":
+                for side, checkout in sides.items():
+                    run_cli(checkout, admin, policy_file, tmp / f"pycache-{side}")  # fills the bytecode cache
             for r in range(a.rounds):
                 for side, checkout in sides.items():
                     m = run_query(checkout, admin, policy_file, a.repeat) if part == "query" \
-                        else run_cli(checkout, admin, policy_file)
+                        else run_cli(checkout, admin, policy_file, tmp / f"pycache-{side}")
                     runs[side].append(m)
                     print(f"{part} round {r + 1} {side:5} {json.dumps(m)}", file=sys.stderr, flush=True)
             keys = ("wall", "client_cpu", "server_cpu") if part == "query" else ("wall", "cpu")
