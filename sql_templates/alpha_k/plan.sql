@@ -2,9 +2,9 @@
 -- QI values of that round's levels (:levels, label_<qi>). A cell's ranges are its share of the
 -- intervals that :pos lists for its block of the first round (:cls at the first round's levels,
 -- :first); the cells of a block line up in cell order (before: the rows of the cells ahead).
--- whole = 1 when one range is the whole cell, so its rows need no numbering. Rows in no range
--- are suppressed.
-SELECT c.k, x.lo, x.hi, CASE WHEN x.lo = 1 AND x.hi = c.n THEN 1 ELSE 0 END AS whole, :labels
+-- whole = 1 when one range is the whole cell, so its rows need no numbering; sv: the cell's
+-- sensitive value (release_cells.sql). Rows in no range are suppressed.
+SELECT c.k, c.sv, x.lo, x.hi, CASE WHEN x.lo = 1 AND x.hi = c.n THEN 1 ELSE 0 END AS whole, :labels
 FROM (
   SELECT q.cell, GREATEST(p.lo - q.before, 0) + 1 AS lo, LEAST(p.hi - q.before, q.n) AS hi, :levels
   FROM (

@@ -34,7 +34,9 @@ round down: one recursive statement (lists.sql), or a loop of one pass per round
 is slow (descend.sql). The full rows are read twice: by
 the pushdown, which adds an injective cell key, and by the release, which joins each row to its
 cell's ranges by that key (rows of cells released in parts are first numbered in random order)
-and copies the ranges' labels.
+and copies the ranges' labels. Where the release holds nothing but the quasi-identifiers and the
+α attribute, a cell's rows are alike in all of it, and a database that can repeat a row
+(Backend.row_series) writes each range as copies of one row instead: the rows are read once.
 """
 from __future__ import annotations
 
@@ -57,6 +59,8 @@ NO_LIMIT = 2**31 - 1
 PACKED = 2**62
 #: the release plan's name as a CTE of the release (Backend.ctes_in_pipelines)
 PLAN = "_sa_plan"
+#: the round's CTEs (round.sql) worth a table of their own where the others can be views (Spark)
+ROUND_TABLES = frozenset(__import__("os").environ.get("SR_TABLES", "classes,cap,parts,tot").split(","))
 
 
 class AlphaK:
@@ -100,9 +104,11 @@ class AlphaK:
 
         # the current levels as a derived table (choice.sql reads its row), and as a derived table
         # of scalar subqueries, read once per statement: joined as a table, PostgreSQL rescans the
-        # one row for every block (choice: 11.2 ms -> 7.8 ms)
+        # one row for every block (choice: 11.2 ms -> 7.8 ms). Where a scalar subquery is a job
+        # of its own (Spark), the row joined: one job, not one per level
         lv = exp.select("*").from_(table(lvh)).order_by(exp.Ordered(this=col("step"), desc=True)).limit(1).subquery()
-        levels = exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
+        levels = lv.copy() if ctx.backend.subqueries_are_jobs else \
+            exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
         # the first round's levels as constants, which the planner folds into the codes
         first = exp.select(*[exp.alias_(lit(0), n) for n in lnames] or [exp.alias_(lit(0), "l")]).subquery()
 
@@ -189,7 +195,7 @@ class AlphaK:
             left = exp.GT(this=col("r", "c"), expression=col("t", "c"))
             return blocks(now, exp.Sub(this=col("r", "c"), expression=col("t", "c")), left, levels)
 
-        staged, kept = ctx.staged("round", round_())
+        staged, kept = ctx.staged("round", round_(), tables=ROUND_TABLES)
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=now_at("done"), expression=lit(0))),
                    [*staged, *picks, record, *ctx.backend.refill(blk, merge()), ctx.backend.empty(now)],
@@ -214,17 +220,22 @@ class AlphaK:
         # release 37 ms -> 67 ms), else both are tables.
         inline = ctx.backend.ctes_in_pipelines
         plan = PLAN if inline else ctx.create_temp("plan", planned)
-        qi_columns = {q.column for q in frag.qis}
-        numbered = render("alpha_k/ranked", src=src, plan=plan,
-                          kept=[col(c, "s") for c in frag.columns if c not in qi_columns])
-        ranked = numbered.subquery() if inline else ctx.create_temp("ranked", numbered)
-        whole_cols, split_cols = [], []
-        for c in frag.columns:
-            i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
-            whole_cols.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
-            split_cols.append(exp.alias_(col(c, "r") if i is None else col(f"label_{i}", "p"), c, quoted=True))
-        release = render("alpha_k/release", whole_columns=whole_cols, split_columns=split_cols, src=src,
-                         ranked=ranked, plan=plan)
+        temps = [] if inline else [plan]
+        series = self._series(frag, ctx)
+        if series is not None:
+            release = render("alpha_k/release_cells", columns=self._labelled(frag, "p", col("sv", "p")), plan=plan,
+                             series=series)
+        else:
+            qi_columns = {q.column for q in frag.qis}
+            numbered = render("alpha_k/ranked", src=src, plan=plan,
+                              kept=[col(c, "s") for c in frag.columns if c not in qi_columns])
+            if inline:
+                ranked: exp.Expression | str = numbered.subquery()
+            else:
+                ranked = ctx.create_temp("ranked", numbered)
+                temps.append(ranked)
+            release = render("alpha_k/release", whole_columns=self._labelled(frag, "s"),
+                             split_columns=self._labelled(frag, "r"), src=src, ranked=ranked, plan=plan)
         if inline:
             release = exp.select("*").from_(release.subquery("r", copy=False), copy=False) \
                 .with_(PLAN, as_=planned, copy=False)
@@ -235,9 +246,34 @@ class AlphaK:
             exp.select(*[col(n) for n in lnames], exp.Sum(this=exp.Sub(this=col("hi"), expression=col("lo"))))
             .from_(table(pos)).group_by(*[col(n) for n in lnames])), [q.column for q in frag.qis]) if m else {
             q.column: {} for q in frag.qis}
-        ctx.drop(*([] if inline else [ranked, plan]), pos, rounds, lvh, cells)
+        ctx.drop(*temps, pos, rounds, lvh, cells)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{step} search round(s) on the frequency table"])
+
+    def _series(self, frag: Fragment, ctx: RunContext) -> exp.Expression | None:
+        """Where the release may be written from the plan alone (release_cells.sql), the rows
+        each range becomes (Backend.row_series); else None. Only when every column released as it
+        is is the α attribute: a cell is one QI tuple and one value of it, and the pushdown copies
+        that value into the cells (frequency.pushdown_columns) by the very expression it copies
+        into the column (Fragment.select), so a cell's stored rows are alike in every column the
+        release holds, and n copies of one are those n rows. Any other column (an insensitive one,
+        the persons') differs between a cell's rows: the release then reads them."""
+        attribute = self.req.alpha.attribute if self.req.alpha else None
+        qis = {q.column for q in frag.qis}
+        if any(c not in qis and c != attribute for c in frag.columns):
+            return None
+        return ctx.backend.row_series(col("lo", "p"), col("hi", "p"))
+
+    @staticmethod
+    def _labelled(frag: Fragment, rows: str, value: exp.Expression | None = None) -> list[exp.Expr]:
+        """The release's columns: each quasi-identifier's label from the plan (p), every other
+        column from ``rows``, or where given ``value`` (the cell's sensitive value)."""
+        out: list[exp.Expr] = []
+        for c in frag.columns:
+            i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
+            e = col(f"label_{i}", "p") if i is not None else value.copy() if value is not None else col(c, rows)
+            out.append(exp.alias_(e, c, quoted=True))
+        return out
 
 
 def _resolve(ctx: RunContext, rounds: str, lvh: str, lnames: list[str], step: int) -> str:

@@ -87,6 +87,12 @@ class PostgresBackend(Backend):
         # costs ~0.2 s.
         return _hash(values)
 
+    def row_series(self, lo: exp.Expression, hi: exp.Expression) -> exp.Expression | None:
+        # a function in FROM reads the columns of the tables before it (LATERAL implied); the
+        # (α,k) release at 1 M rows: 0.80 s of server CPU joining and numbering the rows, 0.28 s
+        # written from the plan's 28,535 ranges
+        return exp.ExplodingGenerateSeries(start=lo, end=hi)
+
     def row_digest(self, values: list[exp.Expression]) -> exp.Expression:
         # 64 bits of stable hashes instead of the MD5 of the values' text (Adult, 22,851 rows of
         # 15 columns: 70 ms -> 23 ms for the selection's digests)
