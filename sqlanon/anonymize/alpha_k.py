@@ -59,8 +59,6 @@ NO_LIMIT = 2**31 - 1
 PACKED = 2**62
 #: the release plan's name as a CTE of the release (Backend.ctes_in_pipelines)
 PLAN = "_sa_plan"
-#: the round's CTEs (round.sql) worth a table of their own where the others can be views (Spark)
-ROUND_TABLES = frozenset(__import__("os").environ.get("SR_TABLES", "classes,cap,parts,tot").split(","))
 
 
 class AlphaK:
@@ -104,11 +102,9 @@ class AlphaK:
 
         # the current levels as a derived table (choice.sql reads its row), and as a derived table
         # of scalar subqueries, read once per statement: joined as a table, PostgreSQL rescans the
-        # one row for every block (choice: 11.2 ms -> 7.8 ms). Where a scalar subquery is a job
-        # of its own (Spark), the row joined: one job, not one per level
+        # one row for every block (choice: 11.2 ms -> 7.8 ms)
         lv = exp.select("*").from_(table(lvh)).order_by(exp.Ordered(this=col("step"), desc=True)).limit(1).subquery()
-        levels = lv.copy() if ctx.backend.subqueries_are_jobs else \
-            exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
+        levels = exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
         # the first round's levels as constants, which the planner folds into the codes
         first = exp.select(*[exp.alias_(lit(0), n) for n in lnames] or [exp.alias_(lit(0), "l")]).subquery()
 
@@ -195,7 +191,7 @@ class AlphaK:
             left = exp.GT(this=col("r", "c"), expression=col("t", "c"))
             return blocks(now, exp.Sub(this=col("r", "c"), expression=col("t", "c")), left, levels)
 
-        staged, kept = ctx.staged("round", round_(), tables=ROUND_TABLES)
+        staged, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
         ctx.repeat(lambda: exp.select(exp.EQ(this=now_at("done"), expression=lit(0))),
                    [*staged, *picks, record, *ctx.backend.refill(blk, merge()), ctx.backend.empty(now)],

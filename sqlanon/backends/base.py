@@ -46,10 +46,6 @@ class Backend:
     #: Adult: 4.5-6.7 s with CTEs, 2.7-3.9 s with tables), so there they go to temp tables
     #: (RunContext.staged)
     ctes_in_pipelines: ClassVar[bool] = False
-    #: each scalar subquery of a statement runs as a job of its own before the statement (Spark:
-    #: planned, scheduled and collected apart, 0.05-0.1 s each): a row read column by column is
-    #: then joined once instead
-    subqueries_are_jobs: ClassVar[bool] = False
     #: arrays unnested side by side in a select list run in lockstep (PostgreSQL): slicing then
     #: permutes every column group in one pass instead of a join per group
     zips_arrays: ClassVar[bool] = False
@@ -79,10 +75,6 @@ class Backend:
     #: frequency table takes each stored text value with MIN instead of grouping by it: MariaDB
     #: at 1 M rows 20 % less server CPU; PostgreSQL's hash aggregate 10 % more)
     fewer_group_keys: ClassVar[bool] = False
-    #: an in-memory internal table (a window's rows, a hash join's buffer) holds text at its
-    #: declared width (MariaDB: 4 bytes a character in utf8mb4), so a statement over many rows
-    #: spills to disk unless its text is declared as wide as its widest value (Backend.sized_text)
-    text_at_declared_width: ClassVar[bool] = False
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -109,11 +101,6 @@ class Backend:
     def binary_text(self, e: exp.Expression) -> exp.Expression:
         """Text compared byte for byte, so that classes are counted as an attacker reads them."""
         return e
-
-    def sized_text(self, e: exp.Expression, chars: int) -> exp.Expression:
-        """``binary_text(e)`` declared ``chars`` characters wide, where that is cheaper
-        (``text_at_declared_width``): the caller has measured that no value is wider."""
-        return self.binary_text(e)
 
     def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
         """A query whose one row says, per column of table ``name``, whether binary_text would leave
