@@ -56,26 +56,36 @@ def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cell
     if not qis:
         return None
     be = ctx.backend
-    distributions = [_distribution(v, selection) for v in selection.values]
-    shared = None
-    if be.grouping_sets and len(qis) > 1:
-        # every value distribution from one scan of the selection, a CTE the parts read
-        shared = exp.select(*[col(v) for v in selection.values], exp.alias_(exp.Sum(this=col(selection.count)), "cnt"),
-                            exp.alias_(exp.Case(ifs=[exp.If(this=exp.Grouping(expressions=[col(v)]).eq(lit(0)),
-                                                            true=lit(i)) for i, v in enumerate(selection.values)]),
-                                       "_sa_qi")) \
-            .from_(table(selection.table)).group_by(exp.GroupingSets(expressions=[
-                exp.Tuple(expressions=[col(v)]) for v in selection.values]))
-        distributions = [exp.select(exp.alias_(col(v), "v"), col("cnt")).from_(table(_SHARED))
-                         .where(col("_sa_qi").eq(lit(i))) for i, v in enumerate(selection.values)]
+    shared, distributions = distributions_of(selection, be)
     parts = [render("verify/kl", qi=lit(i), labels=Owned(_labels(q, values, be)),
                     released_cells=released_cells, released_value=col(name), n=lit(rows_in))
              for i, (q, values, name) in enumerate(zip(qis, distributions, released_names))]
-    statement = exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]
-    if shared is not None:
-        statement = exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
-            .with_(_SHARED, as_=shared, copy=False)
-    return ctx.write_ahead(statement)
+    return ctx.write_ahead(with_shared(exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0],
+                                       shared))
+
+
+def distributions_of(selection: Selection, be: Backend) -> tuple[exp.Select | None, list[exp.Select]]:
+    """Each quasi-identifier's original values v with their rows cnt (_distribution). Where the
+    database has GROUPING SETS and there are several, every one from one scan of the selection:
+    the CTE ``_SHARED`` (returned first, for with_shared) that they read, instead of a scan each."""
+    if not (be.grouping_sets and len(selection.values) > 1):
+        return None, [_distribution(v, selection) for v in selection.values]
+    shared = exp.select(*[col(v) for v in selection.values], exp.alias_(exp.Sum(this=col(selection.count)), "cnt"),
+                        exp.alias_(exp.Case(ifs=[exp.If(this=exp.Grouping(expressions=[col(v)]).eq(lit(0)),
+                                                        true=lit(i)) for i, v in enumerate(selection.values)]),
+                                   "_sa_qi")) \
+        .from_(table(selection.table)).group_by(exp.GroupingSets(expressions=[
+            exp.Tuple(expressions=[col(v)]) for v in selection.values]))
+    return shared, [exp.select(exp.alias_(col(v), "v"), col("cnt")).from_(table(_SHARED))
+                    .where(col("_sa_qi").eq(lit(i))) for i, v in enumerate(selection.values)]
+
+
+def with_shared(statement: exp.Expression, shared: exp.Select | None) -> exp.Expression:
+    """``statement`` with the CTE of distributions_of where there is one."""
+    if shared is None:
+        return statement
+    return exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
+        .with_(_SHARED, as_=shared, copy=False)
 
 
 def _distribution(value: str, selection: Selection) -> exp.Select:
