@@ -4,9 +4,10 @@ Every answer comes in random order (unsorted matching, Sweeney 2002: pushdown/fr
 ``remainder`` orders it by ``RAND()``). When that random order is the statement's only ORDER BY,
 no LIMIT or OFFSET reads it, and the caller takes every row at once (``execute``), the database
 would sort every row only for the client to hold them all anyway: at 1 M rows that sort is
-0.9 s of the server's CPU before the first row is sent, against 0.15 s for a permutation of the
-fetched list here (benchmarks/README.md). The order stays uniformly random and stays in the
-answer — the release is stored as the method wrote it, and the caller never sees another order.
+0.8 s of the server's CPU before the first row is sent, against 0.2 s of the client's for a
+permutation of the fetched list here, 0.4 s with numpy's import (benchmarks/README.md). The
+order stays uniformly random and stays in the answer — the release is stored as the method wrote
+it, and the caller never sees another order.
 A streamed answer (one batch held at a time) and a sample (LIMIT) keep the database's order.
 """
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 
 from sqlglot import exp
 
-#: from this many rows numpy's permutation (0.15 s for 1 M rows, once imported: ~0.2 s) beats
-#: ``random.shuffle`` (0.45 s for 1 M rows); below it, a small answer does not pay the import
+#: from this many rows numpy's permutation (0.2 s for 1 M rows, and 0.1-0.2 s to import numpy)
+#: beats ``random.shuffle`` (0.45 s for 1 M rows); below it, a small answer does not pay the import
 NUMPY_ROWS = 200_000
 
 
