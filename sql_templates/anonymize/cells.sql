@@ -10,6 +10,7 @@
 -- order. The searches run on this table, thousands of rows instead of millions. n is a 32-bit
 -- integer: PostgreSQL sums those as 64-bit integers, not as NUMERIC (the search's windows ran
 -- ~5 % faster at 1 M rows); a cell of more than 2^31 - 1 rows fails loudly, never truncated.
-SELECT ROW_NUMBER() OVER () AS cell, _sa_key AS k, :qis, :sv AS sv, MIN(_sa_p) AS p, CAST(COUNT(*) AS INT) AS n
+-- Rows without a key (:keys empty, :key NULL: frequency.build's keyed) are grouped on the values.
+SELECT ROW_NUMBER() OVER () AS cell, :key AS k, :qis, :sv AS sv, MIN(_sa_p) AS p, CAST(COUNT(*) AS INT) AS n
 FROM :src
-GROUP BY _sa_key, :grouped
+GROUP BY :keys, :grouped

@@ -75,7 +75,8 @@ class AlphaK:
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
         """The α attribute, its protected flag and the cell key (anonymize/frequency.py)."""
         alpha = self.req.alpha
-        return frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha)
+        return frequency.pushdown_columns(frag, ctx, alpha.attribute if alpha else None, alpha,
+                                          keyed=self._keyed(frag, ctx))
 
     # -- search -----------------------------------------------------------------------------
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
@@ -84,7 +85,7 @@ class AlphaK:
         lnames = [f"l_{i}" for i in range(m)]
         k, num, den = lit(self.req.k), lit(self.num), lit(self.den)
 
-        freq = frequency.build(frag, src, ctx)
+        freq = frequency.build(frag, src, ctx, keyed=self._keyed(frag, ctx))
         # the cells' search columns, read where they are (a derived table), not copied
         cells, codes, radix = freq.cells, freq.search_columns().subquery(), freq.radix
         carried = [f"c_{i}_{lv_}" for i, lv_ in freq.coded]
@@ -259,6 +260,13 @@ class AlphaK:
         if any(c not in qis and c != attribute for c in frag.columns):
             return None
         return ctx.backend.row_series(col("lo", "p"), col("hi", "p"))
+
+    def _keyed(self, frag: Fragment, ctx: RunContext) -> bool:
+        """Whether the rows carry the cell key: not where the release is written from the plan
+        alone (_series) and the frequency table is grouped on the values anyway
+        (Backend.hashed_cell_key): the key would be computed for nothing (1 M rows: 0.14 s of
+        the pushdown's 0.52 s of server CPU)."""
+        return self._series(frag, ctx) is None or not ctx.backend.hashed_cell_key
 
     @staticmethod
     def _labelled(frag: Fragment, rows: str, value: exp.Expression | None = None) -> list[exp.Expr]:

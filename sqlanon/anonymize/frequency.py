@@ -28,15 +28,18 @@ from sqlanon.sql.templates import Owned, col, lit, render, table
 
 
 def pushdown_columns(frag: Fragment, ctx: RunContext, attribute: str | None,
-                     alpha: Alpha | None) -> list[exp.Expression]:
+                     alpha: Alpha | None, keyed: bool = True) -> list[exp.Expression]:
     """The sensitive value, its α-protected flag, and the cell key of the QI values and the
-    sensitive value."""
+    sensitive value; ``keyed=False``: no key, for a method whose release reads nothing but the
+    frequency table (``build``'s ``keyed``)."""
     be = ctx.backend
     sv = frag.source(attribute, be) if attribute else lit(0)
     # the key sees the stored values: each backend encodes them byte for byte itself
     raw = frag.source(attribute) if attribute else lit(0)
     key = be.cell_key([frag.source(q.column) for q in frag.qis] + [raw])
-    return [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(alpha, sv), "_sa_p"), exp.alias_(key, "_sa_key")]
+    columns: list[exp.Expression] = [exp.alias_(sv, "_sa_sv"), exp.alias_(protected_flag(alpha, sv), "_sa_p"),
+                                     exp.alias_(key, "_sa_key")]
+    return columns if keyed else columns[:2]
 
 
 @dataclass(frozen=True)
@@ -63,16 +66,20 @@ class Frequency:
                           exp.alias_(col("svc"), "sv")).from_(table(self.cells))
 
 
-def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) -> Frequency:
-    """``positions``: the cells get o_<qi> (Mondrian cuts along them, SABRE sorts by them)."""
+def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, keyed: bool = True) -> Frequency:
+    """``positions``: the cells get o_<qi> (Mondrian cuts along them, SABRE sorts by them).
+    ``keyed=False``: the rows carry no cell key (pushdown_columns), so the cells are grouped on
+    the values alone and their k is NULL: nothing joins the rows to them."""
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
     values = [col(q.column) for q in frag.qis] + [col("_sa_sv")]
-    grouped = values if be.hashed_cell_key else []
-    picked = values if be.hashed_cell_key else [exp.Min(this=v) for v in values]
+    on_values = be.hashed_cell_key or not keyed
+    grouped = values if on_values else []
+    picked = values if on_values else [exp.Min(this=v) for v in values]
+    key = col("_sa_key") if keyed else exp.cast(exp.null(), "BIGINT")
     counted = ctx.create_temp("counted", render(
         "anonymize/cells", src=src, qis=[exp.alias_(v, f"raw_{i}") for i, v in enumerate(picked[:-1])],
-        sv=picked[-1], grouped=grouped))
+        sv=picked[-1], key=key, keys=[col("_sa_key")] if keyed else [], grouped=grouped))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
     cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))
@@ -80,7 +87,8 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False) ->
     # the largest codes from the few domain rows, and where the key is a hash its check: grouped
     # on the key alone, the cells cannot show a key twice
     shared = exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
-        this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery() if be.hashed_cell_key else lit(0)
+        this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery() if be.hashed_cell_key and keyed \
+        else lit(0)
     first = ctx.query(exp.select(
         shared,
         *[exp.select(exp.Max(this=col(f"c_{lv}"))).from_(table(domains[i])).subquery() for i, lv in coded]))
