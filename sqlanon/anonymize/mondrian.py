@@ -52,7 +52,24 @@ class Mondrian:
         self.attribute = attributes.pop() if attributes else None
 
     def pushdown_columns(self, frag: Fragment, ctx: RunContext) -> list[exp.Expression]:
-        return frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha)
+        return frequency.pushdown_columns(frag, ctx, self.attribute, self.req.alpha, keyed=self._keyed(frag, ctx))
+
+    def _series(self, frag: Fragment, ctx: RunContext) -> exp.Expression | None:
+        """Where the release may be written from the cells (mondrian/release_cells.sql), the
+        rows each cell becomes (Backend.row_series); else None. Only when every column released
+        as it is is the criteria's attribute: a cell is one QI tuple and one value of it, copied
+        by the pushdown into the cells (frequency.pushdown_columns) by the very expression it
+        copies into the column (Fragment.select), so n copies of a cell's one row are its n
+        stored rows. For k alone the cells hold no released column: the release reads the rows."""
+        qis = {q.column for q in frag.qis}
+        if self.attribute is None or any(c not in qis and c != self.attribute for c in frag.columns):
+            return None
+        return ctx.backend.row_series(lit(1), col("n", "f"))
+
+    def _keyed(self, frag: Fragment, ctx: RunContext) -> bool:
+        """Whether the rows carry the cell key: not where the release is written from the cells
+        and the frequency table is grouped on the values anyway (Backend.hashed_cell_key)."""
+        return self._series(frag, ctx) is None or not ctx.backend.hashed_cell_key
 
     @property
     def _sizes_only(self) -> bool:
@@ -185,7 +202,7 @@ class Mondrian:
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         # the open cells and the labels read the cells themselves: a copy of their search
         # columns (frequency.codes) wrote every cell once more and was joined back to them
-        freq = frequency.build(frag, src, ctx, positions=True)
+        freq = frequency.build(frag, src, ctx, positions=True, keyed=self._keyed(frag, ctx))
         hs = [q.hierarchy for q in frag.qis]
         m = len(hs)
         be = ctx.backend
@@ -244,12 +261,16 @@ class Mondrian:
                                                     cells=freq.cells, shared=shared, labels=labels, levels=levels))
         ctx.analyze(parts, "cell", "pid")  # joined to the full rows by the release
         ctx.analyze(labelled, "pid")
+        series = self._series(frag, ctx)
         columns = []
         for c in frag.columns:
             i = next((j for j, q in enumerate(frag.qis) if q.column == c), None)
-            columns.append(exp.alias_(col(c, "s") if i is None else col(f"label_{i}", "p"), c, quoted=True))
-        released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=parts,
-                                                      cells=freq.cells, labels=labelled))
+            value = col(c, "s") if series is None else col("sv", "f")
+            columns.append(exp.alias_(value if i is None else col(f"label_{i}", "p"), c, quoted=True))
+        released = ctx.create_temp("released", render(
+            "mondrian/release", columns=columns, src=src, cur=parts, cells=freq.cells, labels=labelled)
+            if series is None else render("mondrian/release_cells", columns=columns, cur=parts, cells=freq.cells,
+                                          labels=labelled, series=series))
         histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
                                               .from_(table(labelled))), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
