@@ -140,8 +140,10 @@ def remainder(analysis: Analysis, released: str, min_group: int, numbers: tuple[
 
     The released table is stored in whatever order the method wrote it, which may follow the
     source (unsorted matching, Sweeney 2002): so every result is ordered here, and a LIMIT without
-    ORDER BY picks a random sample, never the first rows in storage order. Under DISTINCT the
-    user's ORDER BY stays as it is (its ties are distinct generalized tuples, not rows)."""
+    ORDER BY picks a random sample, never the first rows in storage order (an answer read whole
+    at once, ordered at random alone, is permuted in the client instead: finish/shuffle.py).
+    Under DISTINCT the user's ORDER BY stays as it is (its ties are distinct generalized tuples,
+    not rows)."""
     tree = analysis.tree.copy()
     assert isinstance(tree, exp.Select)
     tree.set("where", exp.Where(this=analysis.kept_where.copy()) if analysis.kept_where is not None else None)
