@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 import sqlglot
 from sqlglot import exp
 
+from sqlanon import collector
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY, Method
 from sqlanon.backends.connect import Database
@@ -86,7 +87,7 @@ def run(db: Database, policy: Policy, sql: str, *, overrides: Overrides = Overri
     selection with what it knows of earlier releases (the catalog's differencing check).
     ``spend`` reserves a differentially private answer's ε in the catalog's ledger (sqlanon.dp).
     ``timed``: every statement waits for its answer and is timed (RunContext.timed)."""
-    with _understood(db):
+    with _understood(db), collector.paused():
         result, ctx, chosen = _run(db, policy, sql, overrides=overrides, live=live, timed=timed, created=created,
                                    progress=progress, into=into, guard=guard, spend=spend)
     assert isinstance(result, Result)
@@ -100,7 +101,7 @@ def stream(db: Database, policy: Policy, sql: str, size: int, *, overrides: Over
     """``run``, the answer read from the database ``size`` rows at a time as its reader asks
     (finish/stream.py): the same stages, the release verified before the answer's statement
     runs, after ``answered`` was given the report; the run ends when the rows are read or closed."""
-    with _understood(db):
+    with _understood(db), collector.paused():
         result, _, _ = _run(db, policy, sql, overrides=overrides, live=True, timed=False, created=created,
                             progress=progress, into=None, guard=guard, spend=spend,
                             stream=Streaming(size, answered))
