@@ -5,8 +5,9 @@ load falls on both alike (compare.py's discipline); ratios are this checkout's t
 - ``query``: UCI Adult's 30,162 complete rows (table ``adult_complete``), Mondrian k=5 on the six
   quasi-identifiers with their ARX hierarchies, sensitive occupation; the whole query through the
   library (``Session.execute``), ``--repeat`` warm runs in a fresh process per checkout and round:
-  the fastest wall time, client CPU and server CPU (server_cpu.py), and the release (classes, KL
-  sum), which must agree;
+  the fastest wall time, client CPU and server CPU (server_cpu.py), the means of wall and client
+  CPU (the fastest run is one without a full collection of Python's cyclic collector, which
+  came every second query or so), and the release (classes, KL sum), which must agree;
 - ``cli``: the same query as ``python -m sqlanon query --format csv`` in a fresh process, start to
   end: the process's CPU seconds (user + system; the wall time drifts with the load) and wall,
   its bytecode cached as an installed package's is (run_cli);
@@ -93,6 +94,7 @@ with sqlanon.connect(login, policy_file, reader_role=reader) as db:
         runs.append((time.perf_counter() - start, time.process_time() - client, cpu() - server if cpu else None))
 print(json.dumps({"wall": min(r[0] for r in runs), "client_cpu": min(r[1] for r in runs),
                   "server_cpu": None if cpu is None else min(r[2] for r in runs),
+                  "wall_mean": sum(r[0] for r in runs) / len(runs), "client_cpu_mean": sum(r[1] for r in runs) / len(runs),
                   "release": [res.report.classes, round(res.report.kl_sum, 4)], "statements": res.report.statements}))
 """
 
@@ -227,7 +229,8 @@ def main() -> None:
                         else run_cli(checkout, admin, policy_file, tmp / f"pycache-{side}")
                     runs[side].append(m)
                     print(f"{part} round {r + 1} {side:5} {json.dumps(m)}", file=sys.stderr, flush=True)
-            keys = ("wall", "client_cpu", "server_cpu") if part == "query" else ("wall", "cpu")
+            keys = ("wall", "client_cpu", "server_cpu", "wall_mean", "client_cpu_mean") if part == "query" \
+                else ("wall", "cpu")
             best = {s: {k: min(m[k] for m in v) for k in keys if all(m[k] is not None for m in v)}
                     for s, v in runs.items()}
             report[part] = {"fastest": best, "ratio_this_to_other": {
