@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from sqlanon.backends.base import Backend
 from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.sql.templates import col, lit
+from sqlanon.sql.templates import col, lit, table
 
 
 def class_labels(hs: list[Hierarchy], be: Backend) -> tuple[list[exp.Expression], list[exp.Expression],
@@ -34,6 +34,15 @@ def class_labels(hs: list[Hierarchy], be: Backend) -> tuple[list[exp.Expression]
             f"level_{i}"))
     return (shared or [exp.alias_(lit(0), "s_none")], labels or [exp.alias_(lit(0), "label_none")],
             levels or [exp.alias_(lit(0), "level_none")])
+
+
+def level_counts(classes: str, m: int) -> exp.Select:
+    """The rows level_histogram reads: the classes' rows (n) per combination of their levels
+    (level_<i>), a few dozen, instead of a row per class (Adult, Mondrian: 2,317 rows fetched
+    and summed in Python, a tenth of a query's Python)."""
+    levels = [col(f"level_{i}") for i in range(m)]
+    return exp.select(*levels, exp.alias_(exp.Sum(this=col("n")), "n")).from_(table(classes)) \
+        .group_by(*[c.copy() for c in levels])
 
 
 def level_histogram(rows: list[tuple], qis: list[str]) -> dict[str, dict[int, int]]:

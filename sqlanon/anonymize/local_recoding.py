@@ -39,7 +39,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.cells import class_labels, level_histogram
+from sqlanon.anonymize.cells import class_labels, level_counts, level_histogram
 from sqlanon.backends.base import Backend
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
@@ -248,8 +248,7 @@ class LocalRecoding:
             columns.append(exp.alias_(col(c, "s") if at is None else col(f"label_{at}", "p"), c, quoted=True))
         released = ctx.create_temp("released", render("mondrian/release", columns=columns, src=src, cur=parts,
                                                       cells=freq.cells, labels=labelled))
-        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
-                                              .from_(table(labelled))), [q.column for q in frag.qis]) \
+        histogram = level_histogram(ctx.query(level_counts(labelled, m)), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
         ctx.drop(parts, labelled, codes, freq.cells)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,

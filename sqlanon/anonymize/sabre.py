@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.cells import class_labels, level_histogram
+from sqlanon.anonymize.cells import class_labels, level_counts, level_histogram
 from sqlanon.context import RunContext
 from sqlanon.criteria import for_requirement
 from sqlanon.errors import PolicyError
@@ -157,8 +157,7 @@ class Sabre:
         kept = [col(c, "s") for c in frag.columns if c not in at]
         released = ctx.create_temp("released", render("sabre/release", columns=columns, src=src, ranked=ranked,
                                                       labels=parts, m=lit(m), kept=kept))
-        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(len(hs))], col("n"))
-                                              .from_(table(parts))), [q.column for q in frag.qis]) \
+        histogram = level_histogram(ctx.query(level_counts(parts, len(hs))), [q.column for q in frag.qis]) \
             if hs and ctx.live else {q.column: {} for q in frag.qis}
         ctx.drop(whole, buckets, ranked, numbers, parts, codes, freq.cells)
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
