@@ -38,3 +38,20 @@ def paused() -> Iterator[None]:
         _depth -= 1
         if _depth == 0:
             gc.enable()  # the next allocation collects the young objects: the run's garbage
+
+
+@contextmanager
+def resumed() -> Iterator[None]:
+    """The collector on again, inside a paused run, while the answer's rows are made: a young
+    collection then looks at each fetched tuple once, soon after it was made (in cache), and
+    untracks it (it holds only values). Left to the one young collection at the run's end, the
+    same look at a million tuples spread over a gigabyte cost 0.6-0.8 s of the client's CPU
+    (1 M rows, PostgreSQL: the answer's rows 1.6 -> 2.2-2.4 s)."""
+    if _depth == 0 or gc.isenabled() or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.disable()

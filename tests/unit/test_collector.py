@@ -66,8 +66,21 @@ def test_a_run_pauses_it(tmp_path):
     load_table(url, "t", [("age", "int"), ("s", "text")], [(a, "ab"[a % 2]) for a in range(8)])
     policy = {"tables": {"t": {"quasi_identifiers": {"age": {"type": "interval", "levels": [2, 4, 8]}},
                                "sensitive": {"s": {}}, "privacy": {"method": "mondrian", "k": 2}}}}
-    seen = set()
+    seen = []
     with sqlanon.connect(url, policy, unrestricted=True) as db:
-        db.execute("SELECT age, s FROM t", progress=lambda _: seen.add(gc.isenabled()))
-    assert seen == {False}
+        db.execute("SELECT age, s FROM t", progress=lambda stage: seen.append((stage, gc.isenabled())))
+    # every statement but the answer's, whose rows are made with the collector on (resumed)
+    assert [on for _, on in seen[:-1]] == [False] * (len(seen) - 1) and seen[-1][0].startswith("finish")
+    assert seen[-1][1]
     assert gc.isenabled()
+
+
+def test_resumed_while_the_answers_rows_are_made_inside_a_run_only():
+    with collector.paused():
+        with collector.resumed():
+            assert gc.isenabled()
+        assert not gc.isenabled()  # the run goes on paused
+    assert gc.isenabled()
+    gc.disable()  # outside a run: as the program has it
+    with collector.resumed():
+        assert not gc.isenabled()
