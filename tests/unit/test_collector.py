@@ -3,6 +3,8 @@ comes back as it was (sqlanon.collector)."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -84,3 +86,13 @@ def test_resumed_while_the_answers_rows_are_made_inside_a_run_only():
     gc.disable()  # outside a run: as the program has it
     with collector.resumed():
         assert not gc.isenabled()
+
+
+@pytest.mark.parametrize("frozen, expected", [(False, "0 True"), (True, "1 True")])
+def test_importing_sqlanon_leaves_nothing_frozen_but_the_programs_own(frozen, expected):
+    """The import's objects go to the oldest generation through freeze/unfreeze (sqlanon/__init__):
+    afterwards nothing is frozen, and what the program froze before stays frozen."""
+    code = ("import gc\n" + ("gc.freeze()\n" if frozen else "") + "import sqlanon\n"
+            "print(int(gc.get_freeze_count() > 0), gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == expected
