@@ -57,7 +57,7 @@ class SparkDialect(default.DefaultDialect):
         return spark_dbapi
 
     def create_connect_args(self, url: sa.URL) -> Any:
-        conf = {k: str(v) for k, v in url.query.items() if k.startswith("spark.") or k in ("master", "parquet")}
+        conf = {k: str(v) for k, v in url.query.items() if k.startswith("spark.") or k in ("master", "parquet", "checkpoint")}
         return [], {"url": url.render_as_string(hide_password=True), "database": url.database or None, "conf": conf}
 
     # -- no transactions, nothing to ping ----------------------------------------------------

@@ -5,8 +5,11 @@
 with ``spark.`` are the session's settings (``?spark.sql.shuffle.partitions=8``; a Hive metastore
 with ``spark.sql.catalogImplementation=hive``). ``?parquet=DIR`` makes every Parquet directory
 in DIR a table of ``db`` (what a new process needs to see a warehouse without a metastore: the
-CLI). A session the application made itself (``sqlanon.connect(spark=session)``) is used as it
-is: its settings are the application's.
+CLI). ``?checkpoint=DIR`` (a directory every executor reaches: HDFS, S3, a shared mount) makes
+the pipeline's tables files there, which survive a lost executor, instead of blocks in the
+executors' memory (spark_dbapi). A session the application made itself (``sqlanon.connect(spark=session)``) is used as it
+is: its settings are the application's (its checkpoint directory too:
+``spark.sparkContext.setCheckpointDir(DIR)``).
 """
 from __future__ import annotations
 
@@ -48,11 +51,14 @@ def spark_session(url: str = "", conf: dict[str, str] | None = None) -> Any:
     settings = {**DEFAULTS, **(conf or {})}
     master = settings.pop("master", None) or _master(url)
     parquet = settings.pop("parquet", None)
+    checkpoints = settings.pop("checkpoint", None)
     builder = SparkSession.builder.master(master).appName("sqlanon")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if checkpoints:
+        session.sparkContext.setCheckpointDir(checkpoints)
     if parquet:
         _register(session, url, parquet)
     return session

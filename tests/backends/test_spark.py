@@ -125,6 +125,44 @@ def test_a_stored_release_is_a_parquet_table(db_url):
     assert_alpha_k(rows, qi=[0, 1, 2], sens=3, k=2, alpha=0.5)
 
 
+def test_a_checkpoint_directory_keeps_the_tables_in_files_and_the_release(db_url, tmp_path):
+    """Where the session has a checkpoint directory, a pipeline table is files there (they
+    outlive an executor lost), deleted when the table is; an (α,k) run releases the very rows
+    it releases from the executors' memory, and leaves no table's files behind."""
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    table = PATIENT_POLICY["tables"]["patients"]
+    policy = {"tables": {"patients": {  # one quasi-identifier: few rounds, every loop of the search
+        **table, "quasi_identifiers": {"age": table["quasi_identifiers"]["age"]},
+        "privacy": {**table["privacy"], "method": "alpha_k"}}}}
+    query = "SELECT age, disease FROM patients"
+    with sqlanon.connect(db_url, policy) as db:
+        in_memory = sorted(db.execute(query).rows, key=repr)
+    context = _session().sparkContext
+    context.setCheckpointDir(str(tmp_path))
+    written = lambda: sorted(p.name for p in tmp_path.glob("*/rdd-*") if any(p.glob("part-*")))  # noqa: E731
+    try:
+        engine = sa.create_engine(db_url)
+        raw = engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            cur.execute("CACHE TABLE t AS SELECT 1 AS id")
+            assert len(written()) == 1
+            cur.execute("INSERT INTO t SELECT 2")  # the table's new rows: new files, the old ones gone
+            cur.execute("SELECT id FROM t ORDER BY id")
+            assert cur.fetchall() == [(1,), (2,)] and len(written()) == 1
+            cur.execute("DROP TABLE IF EXISTS t")
+            assert written() == []
+        finally:
+            raw.close()
+            engine.dispose()
+        with sqlanon.connect(db_url, policy) as db:
+            res = db.execute(query)
+        assert res.report.method == "alpha_k" and sorted(res.rows, key=repr) == in_memory
+        assert written() == []
+    finally:
+        getattr(context._jsc.sc(), "checkpointDir_$eq")(context._jvm.scala.Option.empty())  # none again
+
+
 def test_the_catalog_and_the_proxy_are_refused_by_name(db_url, tmp_path):
     import yaml
 
