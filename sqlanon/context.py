@@ -487,7 +487,8 @@ class RunContext:
         """``statement`` as statements for a loop body, and the temp tables they use: itself
         where CTEs serve (Backend.ctes_in_pipelines); else each CTE kept in a temp table
         (created here, empty), refilled in order by the statements that come first, and read
-        by the rest in place of the CTE."""
+        by the rest in place of the CTE; a CTE read once is a view where the database has
+        them (Backend.view)."""
         query = statement if isinstance(statement, exp.Query) else statement.expression
         if self.backend.ctes_in_pipelines or not isinstance(query, exp.Select) or not query.args.get("with_"):
             return [statement], []
@@ -512,17 +513,27 @@ class RunContext:
             reads = sum(1 for r in readers for t in r.find_all(exp.Table) if not t.args.get("db")
                         and t.name == c.alias_or_name)
             select = renamed(c.this)
-            view = self.backend.view(self.temp_name(hints[c.alias_or_name]), select) if reads == 1 else None
+            view = self.view(hints[c.alias_or_name], select) if reads == 1 else None
             if view is not None:  # read once: computed where it is read, each pass
-                tables.append(self.temp_name(hints[c.alias_or_name]))
-                self.temp_tables.append(tables[-1])
-                self.created.append(tables[-1])
-                self.run(view)
+                tables.append(view)
                 continue
             tables.append(self.create_temp(hints[c.alias_or_name], exp.select("*").from_(
                 select.subquery("x", copy=True)).where(exp.false())))
             out += self.backend.refill(tables[-1], select)
         return out + [renamed(statement)], tables
+
+    def view(self, hint: str, select: exp.Expression) -> str | None:
+        """``select`` named as a temp view, computed wherever a statement reads it (an
+        intermediate a loop's pass reads once), where the database has such views
+        (Backend.view); None elsewhere: the caller keeps it in a table."""
+        name = self.temp_name(hint)
+        statement = self.backend.view(name, select)
+        if statement is None:
+            return None
+        self.temp_tables.append(name)
+        self.created.append(name)
+        self.run(statement)
+        return name
 
     def run(self, statement: exp.Expression) -> None:
         """Run a statement whose answer nobody reads."""

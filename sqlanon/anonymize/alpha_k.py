@@ -103,9 +103,11 @@ class AlphaK:
 
         # the current levels as a derived table (choice.sql reads its row), and as a derived table
         # of scalar subqueries, read once per statement: joined as a table, PostgreSQL rescans the
-        # one row for every block (choice: 11.2 ms -> 7.8 ms)
+        # one row for every block (choice: 11.2 ms -> 7.8 ms). Where a scalar subquery is a job
+        # of its own (Spark), the row joined: one job, not one per level
         lv = exp.select("*").from_(table(lvh)).order_by(exp.Ordered(this=col("step"), desc=True)).limit(1).subquery()
-        levels = exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
+        levels = lv.copy() if ctx.backend.subqueries_are_jobs else \
+            exp.select(*[exp.alias_(now_at(n), n) for n in ["step", *lnames]]).subquery()
         # the first round's levels as constants, which the planner folds into the codes
         first = exp.select(*[exp.alias_(lit(0), n) for n in lnames] or [exp.alias_(lit(0), "l")]).subquery()
 
@@ -164,12 +166,22 @@ class AlphaK:
             below = [i for i in range(m) if hs[i].height]
             if ctx.backend.grouping_sets and below:
                 gens = [f"g_{i}" for i in below]
+                codes_ = [exp.alias_(code(i), g) for i, g in zip(below, gens)]
+                grouped: list[exp.Condition] = [exp.EQ(this=exp.Grouping(expressions=[col(g)]), expression=lit(0))
+                                                for g in gens]
+                if not ctx.backend.subqueries_are_jobs:
+                    keep = exp.or_(*[exp.and_(col("attr").eq(lit(i)), candidate(i)) for i in below])
+                else:
+                    # an attribute below its root read from the levels' row joined (b_i), not
+                    # from a scalar subquery each: its grouping set names it, the others none
+                    codes_ += [exp.alias_(exp.Case(ifs=[exp.If(this=exp.LT(this=col(lnames[i], "lv"), expression=lit(
+                        hs[i].height)), true=lit(1))], default=lit(0)), f"b_{i}") for i in below]
+                    grouped = [exp.and_(e, exp.EQ(this=exp.Max(this=col(f"b_{i}")), expression=lit(1)))
+                               for e, i in zip(grouped, below)]
+                    keep = exp.Not(this=exp.Is(this=col("attr"), expression=exp.null()))
                 entropies = render(
-                    "alpha_k/entropies", now=now, lv=levels, codes=[exp.alias_(code(i), g) for i, g in zip(below, gens)],
-                    sets=[exp.Paren(this=col(g)) for g in gens],
-                    which=exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.Grouping(expressions=[col(g)]), expression=lit(0)),
-                                               true=lit(i)) for i, g in zip(below, gens)]),
-                    candidate=exp.or_(*[exp.and_(col("attr").eq(lit(i)), candidate(i)) for i in below]))
+                    "alpha_k/entropies", now=now, lv=levels, codes=codes_, sets=[exp.Paren(this=col(g)) for g in gens],
+                    which=exp.Case(ifs=[exp.If(this=e, true=lit(i)) for e, i in zip(grouped, below)]), candidate=keep)
             else:
                 parts = [render("alpha_k/entropy", attr=lit(i), gen=code(i), now=now, lv=levels, candidate=candidate(i))
                          for i in range(m)]
@@ -289,17 +301,26 @@ def _resolve(ctx: RunContext, rounds: str, lvh: str, lnames: list[str], step: in
     pos = ctx.create_temp("pos", exp.select(
         col("cls", "h"), col("sv", "h"), *[exp.alias_(exp.cast(lit(0), "BIGINT"), n) for n in ("lo", "hi")],
         *levels).from_(table(rounds, "h")).join(table(lvh, "lv"), join_type="cross").where(exp.false()))
-    here = ctx.create_temp("here", exp.select("*").from_(table(pos)).where(exp.false()))
-    blocks = ctx.create_temp("blocks", exp.select("*").from_(table(rounds)).where(exp.false()))
+    be = ctx.backend
+    # a pass's intervals straight into pos where a refill may read the rows it replaces (Spark),
+    # else into a table of their own, then copied
+    here = None if be.refill_reads_old else ctx.create_temp("here", exp.select("*").from_(table(pos)).where(exp.false()))
     cur = ctx.create_temp("cur", exp.select(exp.alias_(lit(step), "step")))
+    # the pass's round's blocks: a view where the database has them (read by one statement a
+    # pass), else a table refilled every pass
+    of_round = exp.select("*").from_(table(rounds)).where(
+        col("step").eq(exp.select(col("step")).from_(table(cur)).subquery()))
+    blocks = ctx.view("blocks", of_round)
+    fill: list[exp.Expression] = []
+    if blocks is None:
+        blocks = ctx.create_temp("blocks", exp.select("*").from_(table(rounds)).where(exp.false()))
+        fill = be.refill(blocks, of_round)
+    descend = render("alpha_k/descend", here=here or pos, above=pos, blocks=blocks, lvh=lvh, levels=list(lnames),
+                     own_levels=levels, above_levels=[col(n, "q") for n in lnames])
+    into = be.refill(pos, descend.expression) if here is None else \
+        [be.empty(here), descend, *be.refill(pos, exp.select("*").from_(table(here)))]
     ctx.repeat(lambda: exp.select(exp.GTE(this=col("step"), expression=lit(1))).from_(table(cur)),
-               [*ctx.backend.refill(blocks, exp.select("*").from_(table(rounds)).where(
-                    col("step").eq(exp.select(col("step")).from_(table(cur)).subquery()))),
-                ctx.backend.empty(here),
-                render("alpha_k/descend", here=here, above=pos, blocks=blocks, lvh=lvh,
-                       levels=list(lnames), own_levels=levels, above_levels=[col(n, "q") for n in lnames]),
-                *ctx.backend.refill(pos, exp.select("*").from_(table(here))),
-                exp.update(table(cur), {"step": exp.Sub(this=col("step"), expression=lit(1))})],
+               [*fill, *into, exp.update(table(cur), {"step": exp.Sub(this=col("step"), expression=lit(1))})],
                key="alpha_k_descend", hash_joins=True)
-    ctx.drop(cur, here, blocks)
+    ctx.drop(cur, *([here] if here else []), blocks)
     return pos

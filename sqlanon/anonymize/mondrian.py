@@ -239,8 +239,8 @@ class Mondrian:
                         self._choice(src_, extents, m, domains, whole, choice, widest), table(choice), copy=False))
                     choose += statements
                     kept.extend(staged)
-                return [be.empty(choice), be.empty(extents), exp.insert(self._extents(src_, m), table(extents)),
-                        *choose,
+                # the pass's extents anew: one statement where a refill is one (Spark)
+                return [be.empty(choice), *be.refill(extents, self._extents(src_, m)), *choose,
                         exp.insert(self._close(src_, extents, choice, m), table(parts),
                                    columns=[exp.to_identifier(c, quoted=True) for c in ("cell", "pid", "depth")]),
                         exp.insert(render("mondrian/cut", cur=src_, choice=choice, side=self._side(m, "ch"),

@@ -46,6 +46,10 @@ class Backend:
     #: Adult: 4.5-6.7 s with CTEs, 2.7-3.9 s with tables), so there they go to temp tables
     #: (RunContext.staged)
     ctes_in_pipelines: ClassVar[bool] = False
+    #: each scalar subquery of a statement runs as a job of its own before the statement (Spark:
+    #: planned, scheduled and collected apart, 0.05-0.1 s each): a row read column by column is
+    #: then joined once instead
+    subqueries_are_jobs: ClassVar[bool] = False
     #: arrays unnested side by side in a select list run in lockstep (PostgreSQL): slicing then
     #: permutes every column group in one pass instead of a join per group
     zips_arrays: ClassVar[bool] = False
@@ -153,6 +157,10 @@ class Backend:
         pass of a loop: emptied, then filled; one statement where the database makes a table's
         rows anew anyway (Spark: a round's statements are its jobs)."""
         return [self.empty(name), exp.insert(select, table(name))]
+
+    #: a refill's query may read the table it refills: its rows are computed before they are
+    #: named in place of the old ones (Spark), where elsewhere the table is emptied first
+    refill_reads_old: ClassVar[bool] = False
 
     def view(self, name: str, select: exp.Expression) -> exp.Expression | None:
         """The statement that names ``select`` as a temp view whose rows are computed where a

@@ -48,6 +48,8 @@ class SparkBackend(Backend):
     # the driver out of memory planning it. Kept in tables, each is computed once.
     ctes_in_pipelines = False
     grouping_sets = True
+    subqueries_are_jobs = True
+    refill_reads_old = True
     # no recursive CTE before Spark 4
     fast_recursion = False
     transactional_ddl = False
