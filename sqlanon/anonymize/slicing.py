@@ -49,6 +49,12 @@ def _as_stored(frag: Fragment, c: str, be: Backend) -> exp.Expression:
     return be.binary_text(col(c, "s")) if c in frag.text_columns else col(c, "s")
 
 
+def _sized(text: exp.Expression, c: str, widths: dict[str, int], be: Backend) -> exp.Expression:
+    """Column ``c``'s released text, compared byte for byte, declared as wide as its widest
+    value where that was measured (Slicing._widths)."""
+    return be.sized_text(text, widths[c]) if c in widths else be.binary_text(text)
+
+
 def _widest(groups: list[tuple[str, ...]]) -> int:
     """The column group left unshuffled: the one with most columns (the first of those)."""
     return max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
@@ -158,16 +164,17 @@ class Slicing:
         attr = self.req.l.attribute
         return [c for g in groups if attr in g for c in g if c != attr and frag.policy.qi(c) is not None]
 
-    def _tail(self, frag: Fragment, groups: list[tuple[str, ...]], levels: dict[str, int],
+    def _tail(self, frag: Fragment, groups: list[tuple[str, ...]], levels: dict[str, int], widths: dict[str, int],
               ctx: RunContext) -> list[exp.Expression]:
         """The last keys of the rows' order (over ``s``) when buckets are searched: the sensitive
         group's quasi-identifiers as released, then the sensitive value, so that rows alike for
-        a probe are neighbours (one run of slicing/runs.sql)."""
+        a probe are neighbours (one run of slicing/runs.sql); text as wide as ``widths`` says
+        (a sort key holds it at its declared width)."""
         be = ctx.backend
         attr = self.req.l.attribute
-        labels = [be.binary_text(frag.policy.qi(c).hierarchy.expr(col(c, "s"), levels.get(c, 0)))
+        labels = [_sized(frag.policy.qi(c).hierarchy.expr(col(c, "s"), levels.get(c, 0)), c, widths, be)
                   for c in self._sensitive_qis(frag, groups)]
-        return labels + [_as_stored(frag, attr, be)]
+        return labels + [_sized(col(attr, "s"), attr, widths, be) if attr in widths else _as_stored(frag, attr, be)]
 
     def _runs(self, frag: Fragment, freq: str, attributes: list[str], key: list[exp.Expression],
               tail: list[exp.Expression], codes: dict[int, str], ctx: RunContext) -> str:
@@ -245,13 +252,15 @@ class Slicing:
             ctx.drop(combos)
         key, codes, n = qi_order(frag, freq, ctx)
         searched = self.req.l is not None and self.req.slicing.buckets_by not in frag.columns
-        tail = self._tail(frag, groups, levels, ctx) if searched else []
+        widths = self._widths(frag, freq, attributes, levels, ctx) if be.text_at_declared_width else {}
+        tail = self._tail(frag, groups, levels, widths, ctx) if searched else []
         runs = self._runs(frag, freq, attributes, key, tail, codes, ctx) if searched else None
 
         columns = {}
         for c in frag.columns:
             q = frag.policy.qi(c)
-            value = be.binary_text(q.hierarchy.expr(col(c, "s"), levels.get(c, 0))) if q in frag.qis else col(c, "s")
+            value = _sized(q.hierarchy.expr(col(c, "s"), levels.get(c, 0)), c, widths, be) if q in frag.qis \
+                else _sized(col(c, "s"), c, widths, be) if c in widths else col(c, "s")
             columns[c] = exp.alias_(value, c, quoted=True)
         by = self.req.slicing.buckets_by
         by_rank: exp.Expression = lit(0)
@@ -279,6 +288,22 @@ class Slicing:
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
                        counts=freq, notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
                                            + (f", found in {probes} probe(s)" if probes else "")])
+
+    def _widths(self, frag: Fragment, freq: str, attributes: list[str], levels: dict[str, int],
+                ctx: RunContext) -> dict[str, int]:
+        """The widest released value, in characters, of each text column the frequency table
+        holds (Backend.text_at_declared_width): the quasi-identifiers' labels at their levels
+        and the sensitive values, measured on the table that holds every distinct stored value
+        of the selection, so that no value is cut. Other columns keep their declared width."""
+        be = ctx.backend
+        measured = {q.column: be.binary_text(q.hierarchy.expr(col(f"raw_{i}"), levels.get(q.column, 0)))
+                    for i, q in enumerate(frag.qis)}
+        measured.update({c: col(f"a_{attributes.index(c)}") for c in attributes[len(frag.qis):]
+                         if c in frag.text_columns})
+        if not measured or not ctx.live:
+            return {}
+        row = ctx.query(exp.select(*[exp.Max(this=exp.Length(this=e)) for e in measured.values()]).from_(table(freq)))
+        return {c: int(w) for c, w in zip(measured, row[0] if row else []) if w is not None}
 
     def _joined(self, frag: Fragment, rows: exp.Select, bucket: exp.Expression, buckets: int, n: int,
                 groups: list[tuple[str, ...]], keys: list[exp.Expression], ctx: RunContext) -> str:

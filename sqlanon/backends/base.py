@@ -79,6 +79,10 @@ class Backend:
     #: frequency table takes each stored text value with MIN instead of grouping by it: MariaDB
     #: at 1 M rows 20 % less server CPU; PostgreSQL's hash aggregate 10 % more)
     fewer_group_keys: ClassVar[bool] = False
+    #: an in-memory internal table (a window's rows, a hash join's buffer) holds text at its
+    #: declared width (MariaDB: 4 bytes a character in utf8mb4), so a statement over many rows
+    #: spills to disk unless its text is declared as wide as its widest value (Backend.sized_text)
+    text_at_declared_width: ClassVar[bool] = False
 
     def __init__(self, server_version: str = ""):
         self.server_version = server_version
@@ -105,6 +109,11 @@ class Backend:
     def binary_text(self, e: exp.Expression) -> exp.Expression:
         """Text compared byte for byte, so that classes are counted as an attacker reads them."""
         return e
+
+    def sized_text(self, e: exp.Expression, chars: int) -> exp.Expression:
+        """``binary_text(e)`` declared ``chars`` characters wide, where that is cheaper
+        (``text_at_declared_width``): the caller has measured that no value is wider."""
+        return self.binary_text(e)
 
     def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
         """A query whose one row says, per column of table ``name``, whether binary_text would leave
@@ -257,6 +266,11 @@ class Backend:
     # -- session ----------------------------------------------------------------------------
     def session_setup(self, cursor: Any) -> None:
         """Settings that make generated SQL mean what sqlglot wrote, and make the pipeline fast."""
+
+    def take_options(self, url: Any) -> Any:
+        """The connection URL (a SQLAlchemy URL) without the options this backend reads itself
+        (its session settings, which the driver would refuse): asked once, before connecting."""
+        return url
 
     # -- faults, sessions, locks (sqlanon.backends.faults, finish/store.py) -------------------
     def fault(self, error: BaseException) -> str | None:

@@ -157,8 +157,9 @@ def open_database(url: str, reader: str | None = None, *, new: bool = False) -> 
     if family == "sqlite" and u.database not in (None, "", ":memory:") and not new and not Path(u.database).is_file():
         # SQLite would create an empty file: a mistyped path is no database to anonymize
         raise BackendError(f"no SQLite database at {u.database}: sqlanon opens existing databases only")
-    engine = sa.create_engine(u, **_engine_options(u))
     backend = cls()
+    u = backend.take_options(u)
+    engine = sa.create_engine(u, **_engine_options(u))
 
     try:
         with engine.connect() as c:

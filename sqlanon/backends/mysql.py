@@ -16,7 +16,27 @@ from sqlglot import exp
 
 from sqlanon.backends import keyed_hash
 from sqlanon.backends.base import Backend
+from sqlanon.errors import BackendError
 from sqlanon.sql.templates import col, table
+
+#: session settings (bytes) that sqlanon raises for its pipelines, each a cap, not an allocation
+#: (the server takes what a statement needs, up to it); a connection URL's query may set each
+#: for a busy server, e.g. ``mysql+pymysql://…/db?tmp_table_size=268435456``. The join buffer
+#: is MariaDB's alone. Whatever is lower spills sooner: internal tables to disk (Aria), joins
+#: into refills that scan their large side again.
+SESSION_CAPS = {
+    # a join's hash table holds the smaller side (a plan of ~30k cells); when it does not fit,
+    # the large side is scanned once per refill (54 s instead of 2 s at 1 M rows)
+    "join_buffer_space_limit": 1 << 30,
+    "join_buffer_size": 1 << 28,
+    # an in-memory internal table (a window's rows, a GROUP BY's groups) keeps every VARCHAR at
+    # its declared width: slicing's shuffle of two text columns at 1 M rows takes ~830 MB there,
+    # and beyond this cap it is copied into an Aria table on disk (1.66 -> 2.35 s of server CPU)
+    "tmp_table_size": 1 << 30,
+    "max_heap_table_size": 1 << 30,
+    "sort_buffer_size": 1 << 25,
+}
+_MARIADB_ONLY = ("join_buffer_space_limit", "join_buffer_size")
 
 
 class MySQLBackend(Backend):
@@ -34,6 +54,20 @@ class MySQLBackend(Backend):
     transactional_ddl = False
     closes_answers = False
     fewer_group_keys = True
+    text_at_declared_width = True
+
+    def __init__(self, server_version: str = ""):
+        super().__init__(server_version)
+        self.session_caps = dict(SESSION_CAPS)
+
+    def take_options(self, url: Any) -> Any:
+        given = {k: v for k, v in url.query.items() if k in SESSION_CAPS}
+        for k, v in given.items():
+            value = v if isinstance(v, str) else v[-1]
+            if not value.isdigit():
+                raise BackendError(f"{k}={value!r} in the connection URL: give a number of bytes")
+            self.session_caps[k] = int(value)
+        return url.difference_update_query(given)
 
     @property
     def is_mariadb(self) -> bool:
@@ -62,6 +96,14 @@ class MySQLBackend(Backend):
         utf8mb4 = exp.DataType(this=exp.DataType.Type.CHARACTER_SET, kind=exp.Var(this="utf8mb4"))
         converted = exp.Cast(this=e, to=utf8mb4)
         return exp.Collate(this=converted, expression=exp.Var(this=self.binary_collation))
+
+    def sized_text(self, e: exp.Expression, chars: int) -> exp.Expression:
+        # CAST(… AS CHAR(n) CHARACTER SET utf8mb4): slicing's rows at 1 M Adult rows, seven
+        # VARCHAR(100) columns, took ~2.5 GB in a window's in-memory table and spilled to disk;
+        # declared as wide as their widest values, ~0.5 GB, and half the server CPU
+        utf8mb4 = exp.DataType(this=exp.DataType.Type.CHARACTER_SET, kind=exp.Var(this="utf8mb4"),
+                               expressions=[exp.DataTypeParam(this=exp.Literal.number(max(chars, 1)))])
+        return exp.Collate(this=exp.Cast(this=e, to=utf8mb4), expression=exp.Var(this=self.binary_collation))
 
     def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
         # COLLATION() of a column names its declared collation, which implies the character set
@@ -244,17 +286,9 @@ class MySQLBackend(Backend):
             # Pipeline temp tables carry no indexes: allow hash joins (BNLH) instead of block
             # nested loops, which are quadratic in the frequency table's size.
             cursor.execute("SET SESSION join_cache_level = 8")
-            # The hash table of a join holds the smaller side (a plan of ~30k cells); when it
-            # does not fit, the large side is scanned once per refill (54 s instead of 2 s at 1 M).
-            cursor.execute("SET SESSION join_buffer_space_limit = 1073741824")
-            cursor.execute("SET SESSION join_buffer_size = 268435456")
-        # An in-memory internal table (a window's rows, a GROUP BY's groups) keeps every VARCHAR at
-        # its declared width (4 bytes a character in utf8mb4): slicing's shuffle of two text columns
-        # at 1 M rows takes ~830 MB there, and beyond this cap it is copied into an Aria table on
-        # disk (1.66 -> 2.35 s of server CPU for that statement). A cap, not an allocation.
-        cursor.execute("SET SESSION tmp_table_size = 1073741824")
-        cursor.execute("SET SESSION max_heap_table_size = 1073741824")
-        cursor.execute("SET SESSION sort_buffer_size = 33554432")
+        for name, value in self.session_caps.items():  # names and integers of SESSION_CAPS only
+            if self.is_mariadb or name not in _MARIADB_ONLY:
+                cursor.execute(f"SET SESSION {name} = {int(value)}")
         cursor.execute("SET NAMES utf8mb4")
 
 

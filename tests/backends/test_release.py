@@ -1,6 +1,8 @@
 """Properties of every release: byte-exact classes, random order, no leftovers."""
 from __future__ import annotations
 
+import pytest
+
 import sqlanon
 from tests.helpers import assert_alpha_k, connect, load_table
 
@@ -192,3 +194,26 @@ def test_cell_keys_tell_apart_what_an_encoding_could_merge(db_url):
     finally:
         db.dispose()
     assert tuple(found[0]) == (len(tuples), 2 * len(tuples))
+
+
+@pytest.mark.backends("mysql")
+def test_session_caps_are_set_from_the_connection_url(db_url):
+    """MariaDB's session caps (join buffer, in-memory internal tables) are sqlanon's defaults
+    unless the connection URL sets them, for a busy server; a value that is not a number of
+    bytes is refused before any connection."""
+    from sqlanon.backends.connect import open_database
+    from sqlanon.errors import BackendError
+
+    def caps(url: str) -> tuple:
+        db = open_database(url)
+        try:
+            with db.engine.connect() as c:
+                return tuple(c.exec_driver_sql("SELECT @@session.tmp_table_size, @@session.join_buffer_size").one())
+        finally:
+            db.dispose()
+
+    sep = "&" if "?" in db_url else "?"
+    assert caps(db_url) == (1 << 30, 1 << 28)
+    assert caps(f"{db_url}{sep}tmp_table_size=268435456&join_buffer_size=8388608") == (1 << 28, 1 << 23)
+    with pytest.raises(BackendError, match="tmp_table_size"):
+        open_database(f"{db_url}{sep}tmp_table_size=1;SET")

@@ -246,3 +246,18 @@ def test_sliced_releases_keep_k_per_group_and_every_value(db_url, rows, k, l):  
     assert Counter(r[4] for r in res.rows) == Counter(d for *_, d in rows)
     for group in ((0, 1), (2, 3)):
         assert min(Counter(tuple(str(r[i]) for i in group) for r in res.rows).values()) >= k
+
+
+def test_values_of_every_width_are_released_whole(db_url):
+    """Where text is declared as wide as its widest value (Backend.sized_text: MariaDB's
+    in-memory tables), no value is cut: long, multi-byte and empty values come out whole."""
+    wards = ["n", "Süd-West, Station für Innere Medizin ✓ " + "é" * 30, ""]
+    diseases = ["flu", "ä" * 45 + "✓"]
+    rows = [(i, wards[i % 3], 20 + (i // 3) % 2, ["10115", "20095"][i % 2], ["Berlin", "Hamburg"][i % 2],
+             diseases[(i // 2) % 2]) for i in range(24)]
+    load_table(db_url, "clinic", COLUMNS, rows)
+    pol = policy({"k": 2, "slicing": {"columns": [["ward", "age"], ["zip", "city"], ["disease"]]}})
+    with connect(db_url, policy=pol) as db:
+        res = db.execute("SELECT ward, age, zip, city, disease FROM clinic")
+    assert Counter((r[0], int(r[1])) for r in res.rows) == Counter((r[1], r[2]) for r in rows)
+    assert Counter(r[4] for r in res.rows) == Counter(r[5] for r in rows)
