@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from sqlanon.anonymize import frequency
 from sqlanon.anonymize.base import Release
-from sqlanon.anonymize.cells import class_labels, level_histogram
+from sqlanon.anonymize.cells import class_labels, level_counts, level_histogram
 from sqlanon.context import RunContext
 from sqlanon.criteria.alpha import alpha_fraction
 from sqlanon.criteria.l_diversity import LDiversity
@@ -271,8 +271,7 @@ class Mondrian:
             "mondrian/release", columns=columns, src=src, cur=parts, cells=freq.cells, labels=labelled)
             if series is None else render("mondrian/release_cells", columns=columns, cur=parts, cells=freq.cells,
                                           labels=labelled, series=series))
-        histogram = level_histogram(ctx.query(exp.select(*[col(f"level_{i}") for i in range(m)], col("n"))
-                                              .from_(table(labelled))), [q.column for q in frag.qis]) \
+        histogram = level_histogram(ctx.query(level_counts(labelled, m)), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
         ctx.drop(parts, labelled, freq.cells, *([whole] if whole else []))
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
