@@ -420,11 +420,10 @@ def _answer(ctx: RunContext, statement: exp.Expression, stream: Streaming | None
     random order alone that the client may make instead, having every row (finish/shuffle.py)."""
     if stream is None:
         bare = unordered(statement) if shuffle else None
-        with collector.resumed():  # the rows are made here (sqlanon.collector)
-            if bare is None:
-                return _fetch(ctx.execute(statement))
-            columns, rows = _fetch(ctx.execute(bare))
-            return columns, shuffled(rows)
+        if bare is None:
+            return _fetch(ctx.execute(statement))
+        columns, rows = _fetch(ctx.execute(bare))
+        return columns, shuffled(rows)
     return [], Rows(None, ctx.backend, stream.size, abandon=ctx.abandon_stream,
                     start=lambda: ctx.stream(statement, stream.size))
 
