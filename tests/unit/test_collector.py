@@ -18,6 +18,7 @@ from tests.helpers import load_table
 def collecting():
     was, thresholds = gc.isenabled(), gc.get_threshold()
     gc.enable()
+    gc.unfreeze()  # a server started in this process by an earlier test froze what it held
     yield
     (gc.enable if was else gc.disable)()
     gc.set_threshold(*thresholds)
