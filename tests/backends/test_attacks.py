@@ -45,9 +45,10 @@ def test_unsorted_matching(db_url):
         db.materialize("people", "release_b")
         answer = db.execute("SELECT age, zip, problem FROM people").rows
     a, b = stored(db_url, "release_a"), stored(db_url, "release_b")
-    # a random permutation has one fixed point on average; more than 7 of 200: p < 1e-5
-    assert sum(x[2] == y[2] for x, y in zip(a, b)) <= 7
-    assert sum(x[2] == y[3] for x, y in zip(answer, rows)) <= 7  # answers come unsorted too
+    # a random permutation's fixed points are about Poisson(1): more than 10 of 200 has p < 1e-8
+    # (8 came once in CI: p 1e-5 per check, three backends, two checks, every run adds up)
+    assert sum(x[2] == y[2] for x, y in zip(a, b)) <= 10
+    assert sum(x[2] == y[3] for x, y in zip(answer, rows)) <= 10  # answers come unsorted too
 
 
 def test_homogeneity(db_url):
