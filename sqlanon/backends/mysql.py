@@ -286,9 +286,9 @@ class MySQLBackend(Backend):
             # Pipeline temp tables carry no indexes: allow hash joins (BNLH) instead of block
             # nested loops, which are quadratic in the frequency table's size.
             cursor.execute("SET SESSION join_cache_level = 8")
-        for name, value in self.session_caps.items():  # names and integers of SESSION_CAPS only
+        for name, value in self.session_caps.items():
             if self.is_mariadb or name not in _MARIADB_ONLY:
-                cursor.execute(f"SET SESSION {name} = {int(value)}")
+                cursor.execute(self.render(set_cap(name, value)))
         cursor.execute("SET NAMES utf8mb4")
 
 
@@ -297,6 +297,18 @@ class MySQLBackend(Backend):
 _LOST = {2006, 2013, 2055, 1927, 1053}
 #: lock wait timeout, deadlock, NOWAIT
 _LOCKED = {1205, 1213, 3572}
+
+
+def set_cap(name: str, value: int) -> exp.Set:
+    """``SET SESSION name = value`` for one of SESSION_CAPS: the name checked against them and
+    quoted, the value a non-negative integer literal (a URL's query sets them: nothing of it
+    reaches the server as text)."""
+    if name not in SESSION_CAPS:
+        raise BackendError(f"{name!r} is not a session setting sqlanon sets (one of {', '.join(SESSION_CAPS)})")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BackendError(f"{name}={value!r}: give a number of bytes")
+    return exp.Set(expressions=[exp.SetItem(kind="SESSION", this=exp.EQ(
+        this=exp.column(name, quoted=True), expression=exp.Literal.number(value)))])
 
 
 def _as_bytes(values: list[exp.Expression]) -> list[exp.Expression]:

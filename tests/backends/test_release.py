@@ -217,3 +217,26 @@ def test_session_caps_are_set_from_the_connection_url(db_url):
     assert caps(f"{db_url}{sep}tmp_table_size=268435456&join_buffer_size=8388608") == (1 << 28, 1 << 23)
     with pytest.raises(BackendError, match="tmp_table_size"):
         open_database(f"{db_url}{sep}tmp_table_size=1;SET")
+
+
+@pytest.mark.backends("mysql")
+def test_session_caps_are_built_as_statements_of_known_names(db_url):
+    """A session cap is written as a sqlglot statement whose name is one of SESSION_CAPS, quoted,
+    and whose value is an integer literal: the server reads the quoted name, and anything else
+    is refused before it could reach the server as text."""
+    from sqlanon.backends.connect import open_database
+    from sqlanon.backends.mysql import set_cap
+    from sqlanon.errors import BackendError
+
+    db = open_database(db_url)
+    try:
+        with db.engine.connect() as c:
+            c.exec_driver_sql(db.backend.render(set_cap("sort_buffer_size", 3 << 20)))
+            assert c.exec_driver_sql("SELECT @@session.sort_buffer_size").scalar() == 3 << 20
+    finally:
+        db.dispose()
+    assert db.backend.render(set_cap("tmp_table_size", 1 << 30)) == "SET SESSION `tmp_table_size` = 1073741824"
+    for name, value in (("sql_mode", 0), ("tmp_table_size` = 1, sql_mode = `", 1), ("tmp_table_size", "1;SET"),
+                        ("tmp_table_size", -1), ("tmp_table_size", True)):
+        with pytest.raises(BackendError):
+            set_cap(name, value)  # type: ignore[arg-type]
