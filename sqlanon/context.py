@@ -77,8 +77,12 @@ class RunContext:
     #: the backend's pipeline mode (its context manager, and what it yields) while the run is in it
     _pipeline: Any = None
     _pipe: Any = None
-    #: cursors of the statements sent in pipeline mode since the last sync
-    _queued: list[Any] = field(default_factory=list)
+    #: cursors of the statements sent in pipeline mode since the last sync, each with the temp
+    #: table its statement creates (None: another statement)
+    _queued: list[tuple[Any, str | None]] = field(default_factory=list)
+    #: rows the database wrote into each temp table as it created it, where its driver tells
+    #: (Backend.counts_created_rows; ``created_rows``)
+    _created_rows: dict[str, int] = field(default_factory=dict)
     #: the run sends no statement of the pipeline (a pass-through): its connection has the
     #: login's own identity from the start (sqlanon.access)
     restricted: bool = False
@@ -318,9 +322,24 @@ class RunContext:
             self._release_queued()
 
     def _release_queued(self) -> None:
-        for cur in self._queued:
+        for cur, created in self._queued:
+            self._count_created(cur, created)
             cur.close()
         self._queued.clear()
+
+    def _count_created(self, cur: Any, created: str | None) -> None:
+        """Remember the rows the statement of ``cur`` wrote into the table it created (a
+        statement that failed, or did not run after a failure, tells none: -1)."""
+        if created is not None and self.backend.counts_created_rows and cur.rowcount is not None and cur.rowcount >= 0:
+            self._created_rows[created] = int(cur.rowcount)
+
+    def created_rows(self, name: str) -> int | None:
+        """The rows the database reported writing into temp table ``name`` when this run created
+        it: its own count of the statement's rows (PostgreSQL's command tag), which spares a
+        scan that counts them again; None where the driver does not tell or nothing ran."""
+        if any(queued == name for _, queued in self._queued):
+            self.sync()
+        return self._created_rows.get(name)
 
     def _refused(self, error: Exception) -> BackendError:
         """The error of a refused statement. In pipeline mode it shows when a later answer is
@@ -391,9 +410,10 @@ class RunContext:
             for text in texts:
                 self._send(text, wait=False)
 
-    def _send(self, sql: str, wait: bool = True) -> Any:
+    def _send(self, sql: str, wait: bool = True, created: str | None = None) -> Any:
         """Send one statement; the cursor to read its answer from, or None with ``wait=False``:
-        nobody reads it, and in pipeline mode the statement is queued instead of waited for."""
+        nobody reads it, and in pipeline mode the statement is queued instead of waited for.
+        ``created``: the temp table the statement creates, whose rows are counted as written."""
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
         if self.progress is not None:
@@ -410,7 +430,7 @@ class RunContext:
         if self._pipe is not None:
             # not timed: a pipelined answer also waits for the statements queued before it
             if not wait:
-                self._queued.append(cur)
+                self._queued.append((cur, created))
                 return None
             try:
                 self.sync()
@@ -420,6 +440,7 @@ class RunContext:
             return cur
         rec.seconds = time.perf_counter() - t0
         if not wait:
+            self._count_created(cur, created)
             cur.close()
             return None
         return cur
@@ -480,7 +501,10 @@ class RunContext:
         self.created.append(name)
         sql = self._sql(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
                         None if key is None else (key, name))
-        self._send(self.backend.hash_joined(sql) if hash_joins else sql, wait=False)
+        self._created_rows.pop(name, None)  # a table made again under its name counts anew
+        # (a statement wrapped in a block for its joins tells the block's tag, not its rows)
+        self._send(self.backend.hash_joined(sql) if hash_joins else sql, wait=False,
+                   created=None if hash_joins else name)
         return name
 
     def staged(self, hint: str, statement: exp.Expression) -> tuple[list[exp.Expression], list[str]]:

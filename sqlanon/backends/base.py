@@ -64,6 +64,10 @@ class Backend:
     #: the cell key is a hash that two cells may share (PostgreSQL's 64 bits), not the values'
     #: own encoding (a 128-bit digest is taken as one)
     hashed_cell_key: ClassVar[bool] = False
+    #: the driver tells how many rows a CREATE TABLE … AS SELECT wrote (PostgreSQL's command tag
+    #: ``SELECT n`` as the cursor's rowcount): the database's own count of them, which spares
+    #: verification a scan of the selection's copy to count it (RunContext.created_rows)
+    counts_created_rows: ClassVar[bool] = False
     #: closing a streamed answer's cursor before its last row stops the answer (Backend.stream);
     #: where the server sends every row anyway (MariaDB's unbuffered answer: 1 M rows read and
     #: dropped in 15 s) the run's session is ended instead (RunContext.abandon_stream)

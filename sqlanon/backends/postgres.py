@@ -60,6 +60,7 @@ class PostgresBackend(Backend):
     zips_arrays = True
     grouping_sets = True
     hashed_cell_key = True
+    counts_created_rows = True
     ctes_in_pipelines = True
     title = "PostgreSQL"
 

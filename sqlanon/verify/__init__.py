@@ -113,17 +113,21 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
 def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) -> tuple[Selection, int]:
     """The selection's frequency table over the quasi-identifiers' original values, and its rows:
     the method's own (``counts``: raw_<qi>, n), its total checked against the rows of ``src``
-    counted here, or else grouped from ``src``."""
+    (as the database counted them writing the copy, else counted here), or else grouped from ``src``."""
     if counts is None or not frag.qis:
         raw = [col(q.column) for q in frag.qis]
         cells = ctx.create_temp("selection_cells", render(
             "verify/selection_cells", qis=raw or [exp.alias_(exp.Literal.number(0), "_none")], qis_group=raw, source=src))
         total = exp.select(exp.func("COALESCE", exp.Sum(this=col("cnt")), exp.Literal.number(0)))
         return Selection(cells, [q.column for q in frag.qis], "cnt"), int(ctx.scalar(total.from_(table(cells))) or 0)
-    row = ctx.query(exp.select(
-        exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
-        exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), exp.Literal.number(0))).from_(table(counts)).subquery()))
-    rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
+    total = exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), exp.Literal.number(0))).from_(table(counts))
+    written = ctx.created_rows(src)  # the database's count of the copy's rows, where it told
+    if written is not None:
+        rows, counted = written, int(ctx.scalar(total) or 0)
+    else:
+        row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
+                                   total.subquery()))
+        rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
     if rows != counted:
         raise BackendError(f"the method counted {counted} rows in the selection, which holds {rows}: "
                            "nothing was released")

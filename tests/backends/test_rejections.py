@@ -1,6 +1,8 @@
 """Queries that must be rejected, each with the construct the error names."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import sqlanon
@@ -194,3 +196,37 @@ def test_explain_analyze_times_every_statement(session):
     text = session.explain("SELECT age, sex, zip, disease FROM patients WHERE age > 10", analyze=True)
     statements = [line for line in text.splitlines() if line.startswith("[")]
     assert statements and all(line.endswith(" ms") for line in statements)
+
+
+@pytest.mark.parametrize("timed", [False, True])
+def test_a_copy_is_counted_as_the_database_wrote_it(session, timed):
+    """Where the driver tells the rows a CREATE TABLE … AS SELECT wrote (PostgreSQL's command
+    tag), verification takes that count of the selection's copy instead of scanning it again;
+    elsewhere nothing is remembered and the copy is counted by a statement. Pipelined or timed
+    alike, and a statement the database refused counts nothing."""
+    from sqlglot import exp
+
+    from sqlanon.context import RunContext
+    from sqlanon.sql.templates import col, table
+
+    tells = session.db.backend.counts_created_rows
+    with RunContext(session.db, timed=timed) as ctx:
+        some = ctx.create_temp("some", exp.select(col("age")).from_(table("patients")).where(exp.GT(this=col("age"), expression=exp.Literal.number(30))))
+        none = ctx.create_temp("none", exp.select(col("age")).from_(table("patients")).where(exp.false()))
+        rows = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(some))))
+        assert 0 < rows < len(PATIENTS)
+        assert ctx.created_rows(some) == (rows if tells else None)
+        assert ctx.created_rows(none) == (0 if tells else None)
+        with pytest.raises(sqlanon.BackendError):
+            ctx.create_temp("bad", exp.select(exp.column("nosuchcol")).from_(table("patients")))
+            ctx.sync()
+        assert ctx.created_rows(ctx.temp_name("bad")) is None
+
+
+@pytest.mark.backends("postgresql")
+def test_the_selection_is_not_scanned_again_to_count_it(session):
+    """On PostgreSQL no statement after the copy counts its rows: the copy's command tag did."""
+    text = session.explain("SELECT age, zip, disease FROM patients", analyze=True)
+    statements = [line for line in text.splitlines() if line.startswith("[")]
+    assert any(re.search(r'CREATE TEMPORARY TABLE "\w+_src"', line) for line in statements)
+    assert not [line for line in statements if re.search(r'COUNT\(\*\) FROM "\w+_src"', line)]
