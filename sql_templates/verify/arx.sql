@@ -1,5 +1,5 @@
 -- ARX's loss and non-uniform entropy of one quasi-identifier (metrics/arx.py): per released
--- label (:released_value of :released_cells) its rows, joined to the label's coverage in the
+-- label (:released: lbl, cnt) its rows, joined to the label's coverage in the
 -- selection (:labels: each original value v, its rows cnt, every label lbl it takes at some
 -- level): vals values and rows under the label. Returns Σ rows · domain share (:share, over
 -- l.vals and u.d), Σ rows · ln(selection rows under the label), the selection's distinct values
@@ -10,7 +10,7 @@ SELECT :qi AS qi,
        SUM(r.cnt * LN(COALESCE(l.rws, u.n))) AS logs,
        MAX(u.d) AS d,
        MAX(u.own) AS own
-FROM (SELECT :released_value AS lbl, SUM(cnt) AS cnt FROM :released_cells GROUP BY :released_value) AS r
+FROM :released AS r
 CROSS JOIN (SELECT COUNT(*) AS d, SUM(cnt) AS n, SUM(cnt * LN(cnt)) AS own FROM :dist AS v) AS u
 LEFT JOIN (SELECT x.lbl, COUNT(DISTINCT x.v) AS vals, SUM(x.cnt) AS rws FROM :labels AS x GROUP BY x.lbl) AS l
   ON l.lbl = r.lbl

@@ -4,8 +4,9 @@
 -- carry no mass. Returns D = Σ p·log2(p/q), the entropy H of the original values, and how many
 -- values lost all their mass (D is then infinite).
 -- :labels pairs each original value v of the selection, with its rows cnt, with every label lbl
--- it takes at some level: the selection is read once. No CTE: MariaDB computes a CTE once per
--- reference, and every quasi-identifier's statement is one part of a UNION.
+-- it takes at some level: the selection is read once; :released, each released label lbl with
+-- its rows cnt. No CTE: MariaDB computes a CTE once per reference, and every quasi-identifier's
+-- statement is one part of a UNION.
 SELECT :qi AS qi,
        SUM(CASE WHEN mass > 0 THEN cnt * 1.0 / :n * LN(cnt * 1.0 / mass) END) / LN(2) AS d,
        -SUM(CASE WHEN cnt > 0 THEN cnt * 1.0 / :n * LN(cnt * 1.0 / :n) END) / LN(2) AS h,
@@ -13,7 +14,6 @@ SELECT :qi AS qi,
 FROM (
   SELECT l.v, MAX(l.cnt) AS cnt, COALESCE(SUM(r.cnt * 1.0 / l.c), 0) AS mass
   FROM (SELECT x.v, x.cnt, x.lbl, COUNT(*) OVER (PARTITION BY x.lbl) AS c FROM :labels AS x) AS l
-  LEFT JOIN (SELECT :released_value AS lbl, SUM(cnt) AS cnt FROM :released_cells GROUP BY :released_value) AS r
-    ON r.lbl = l.lbl
+  LEFT JOIN :released AS r ON r.lbl = l.lbl
   GROUP BY l.v
 ) AS vq

@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from sqlanon.context import RunContext, Written
 from sqlanon.hierarchy import TaxonomyHierarchy
-from sqlanon.metrics.kl_divergence import Selection, _labels, distributions_of, with_shared
+from sqlanon.metrics.kl_divergence import Selection, _labels, distributions_of, released_of, with_shared
 from sqlanon.policy.model import QuasiIdentifier
 from sqlanon.sql.templates import Owned, col, lit, render
 
@@ -50,8 +50,9 @@ def arx_statement(qis: list[QuasiIdentifier], selection: Selection, released_cel
     # the value distributions read twice per quasi-identifier: from one scan of the selection
     # where the database can (Adult on PostgreSQL: 12 scans of the cells and their GROUP BYs)
     shared, distributions = distributions_of(selection, be)
+    released_shared, released = released_of(released_cells, released_names, be)
     parts = []
-    for i, (q, dist, name) in enumerate(zip(qis, distributions, released_names)):
+    for i, (q, dist, labels) in enumerate(zip(qis, distributions, released)):
         h = q.hierarchy
         share: exp.Expression = exp.Div(this=exp.cast(col("vals", "l"), "DOUBLE"), expression=col("d", "u"))
         if isinstance(h, TaxonomyHierarchy):
@@ -60,10 +61,9 @@ def arx_statement(qis: list[QuasiIdentifier], selection: Selection, released_cel
                 exp.Literal.string(label))), true=exp.Literal.number(repr(n / len(h.rows))))
                 for label, n in leaves.items()], default=share)
         parts.append(render("verify/arx", qi=lit(i), labels=Owned(_labels(q, dist.copy(), be)),
-                            dist=dist.subquery(), share=share,
-                            released_cells=released_cells, released_value=col(name)))
+                            dist=dist.subquery(), share=share, released=Owned(labels.subquery(copy=False))))
     return ctx.write_ahead(with_shared(exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0],
-                                       shared))
+                                       shared, released_shared))
 
 
 def _leaves(h: TaxonomyHierarchy) -> Counter:

@@ -21,6 +21,8 @@ from sqlanon.sql.templates import Owned, col, lit, render, table
 
 #: the CTE of every quasi-identifier's value distribution (Backend.grouping_sets)
 _SHARED = "_sa_values"
+#: the CTE of every quasi-identifier's released label distribution (Backend.grouping_sets)
+_RELEASED = "_sa_released"
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,12 @@ def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cell
         return None
     be = ctx.backend
     shared, distributions = distributions_of(selection, be)
+    released_shared, released = released_of(released_cells, released_names, be)
     parts = [render("verify/kl", qi=lit(i), labels=Owned(_labels(q, values, be)),
-                    released_cells=released_cells, released_value=col(name), n=lit(rows_in))
-             for i, (q, values, name) in enumerate(zip(qis, distributions, released_names))]
+                    released=Owned(labels.subquery(copy=False)), n=lit(rows_in))
+             for i, (q, values, labels) in enumerate(zip(qis, distributions, released))]
     return ctx.write_ahead(with_shared(exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0],
-                                       shared))
+                                       shared, released_shared))
 
 
 def distributions_of(selection: Selection, be: Backend) -> tuple[exp.Select | None, list[exp.Select]]:
@@ -80,12 +83,33 @@ def distributions_of(selection: Selection, be: Backend) -> tuple[exp.Select | No
                     .where(col("_sa_qi").eq(lit(i))) for i, v in enumerate(selection.values)]
 
 
-def with_shared(statement: exp.Expression, shared: exp.Select | None) -> exp.Expression:
-    """``statement`` with the CTE of distributions_of where there is one."""
-    if shared is None:
+def released_of(released_cells: str, names: list[str], be: Backend) -> tuple[exp.Select | None, list[exp.Select]]:
+    """Each quasi-identifier's released labels lbl with their rows cnt, from the release's
+    classes (``released_cells``, the labels in the columns ``names``): as distributions_of, from
+    one GROUPING SETS scan where the database has it (the CTE ``_RELEASED``, returned first)
+    instead of a scan and GROUP BY per quasi-identifier and statement."""
+    if not (be.grouping_sets and len(names) > 1):
+        return None, [exp.select(exp.alias_(col(n), "lbl"), exp.alias_(exp.Sum(this=col("cnt")), "cnt"))
+                      .from_(table(released_cells)).group_by(col(n)) for n in names]
+    shared = exp.select(*[col(n) for n in names], exp.alias_(exp.Sum(this=col("cnt")), "cnt"),
+                        exp.alias_(exp.Case(ifs=[exp.If(this=exp.Grouping(expressions=[col(n)]).eq(lit(0)),
+                                                        true=lit(i)) for i, n in enumerate(names)]), "_sa_qi")) \
+        .from_(table(released_cells)).group_by(exp.GroupingSets(expressions=[
+            exp.Tuple(expressions=[col(n)]) for n in names]))
+    return shared, [exp.select(exp.alias_(col(n), "lbl"), col("cnt")).from_(table(_RELEASED))
+                    .where(col("_sa_qi").eq(lit(i))) for i, n in enumerate(names)]
+
+
+def with_shared(statement: exp.Expression, shared: exp.Select | None,
+                released: exp.Select | None = None) -> exp.Expression:
+    """``statement`` with the CTEs of distributions_of and released_of where there are some."""
+    if shared is None and released is None:
         return statement
-    return exp.select("*").from_(statement.subquery("k", copy=False), copy=False) \
-        .with_(_SHARED, as_=shared, copy=False)
+    out = exp.select("*").from_(statement.subquery("k", copy=False), copy=False)
+    for name, cte in ((_SHARED, shared), (_RELEASED, released)):
+        if cte is not None:
+            out = out.with_(name, as_=cte, copy=False)
+    return out
 
 
 def _distribution(value: str, selection: Selection) -> exp.Select:
