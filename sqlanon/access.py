@@ -46,11 +46,12 @@ def protected_tables(db: Database, policy: Policy) -> list[str]:
 
 def catalog_tables(db: Database) -> list[tuple[str, str | None]]:
     """sqlanon's own tables in the database: (name, schema)."""
-    insp = sa.inspect(db.engine)
     schema = db.backend.catalog_schema
-    if schema is not None:
-        return [(t, schema) for t in insp.get_table_names(schema=schema)] if insp.has_schema(schema) else []
-    return [(t, None) for t in insp.get_table_names() if t.lower().startswith(db.backend.catalog_prefix)]
+    with db.engine.connect() as conn:  # one checkout (and liveness ping) for both questions
+        insp = sa.inspect(conn)
+        if schema is not None:
+            return [(t, schema) for t in insp.get_table_names(schema=schema)] if insp.has_schema(schema) else []
+        return [(t, None) for t in insp.get_table_names() if t.lower().startswith(db.backend.catalog_prefix)]
 
 
 def _reads(db: Database, conn: Any, name: str, schema: str | None) -> bool:

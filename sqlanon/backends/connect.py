@@ -82,21 +82,26 @@ class Database:
         return self._restricted.raw_connection()
 
     def refresh_schema(self) -> None:
-        insp = sa.inspect(self.engine)
+        """Every table's columns, through one connection: the columns of all tables in one
+        statement where the dialect can (PostgreSQL), not one statement and one checkout (each a
+        liveness ping) per table."""
         tables: dict[str, list[Column]] = {}
         # the catalog's own tables (schema sqlanon, or prefixed beside the user's) are no table
         # a query may name: the release and audit logs are not data to read through sqlanon
         prefix = self.backend.catalog_prefix if self.backend.catalog_schema is None else None
-        for name in insp.get_table_names():
-            if prefix and name.lower().startswith(prefix):
-                continue
-            cols = []
-            for c in insp.get_columns(name):
-                cols.append(Column(c["name"], _type_name(c["type"]), _family(c["type"])))
-            tables[name.lower()] = cols
+        with self.engine.connect() as conn:
+            insp = sa.inspect(conn)
+            names = [n for n in insp.get_table_names() if not (prefix and n.lower().startswith(prefix))]
+            found = insp.get_multi_columns(filter_names=names) if names else {}
+            views = insp.get_view_names()
+        for name in names:
+            if (None, name) not in found:
+                continue  # dropped meanwhile: no table to read
+            tables[name.lower()] = [Column(c["name"], _type_name(c["type"]), _family(c["type"]))
+                                    for c in found[(None, name)]]
             self.spelling[name.lower()] = name
         self.tables = tables
-        self.views = {v.lower() for v in insp.get_view_names()}
+        self.views = {v.lower() for v in views}
         self.keys = {}
 
     def dispose(self) -> None:
@@ -160,30 +165,49 @@ def open_database(url: str, reader: str | None = None, *, new: bool = False) -> 
     backend = cls()
     u = backend.take_options(u)
     engine = sa.create_engine(u, **_engine_options(u))
-
-    try:
-        with engine.connect() as c:
-            backend.server_version = str(c.exec_driver_sql(VERSION_SQL[cls.name]).scalar())
-            if reader is not None and backend.roles:
-                try:
-                    for statement in backend.assume(c.connection, reader):
-                        c.exec_driver_sql(statement)
-                except sa.exc.DBAPIError:
-                    reader = None  # not a role this login may take on: sqlanon.access says so
-    except sa.exc.DBAPIError as e:
-        engine.dispose()
-        raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
-    # Session settings depend on the server (MariaDB or MySQL): every pooled connection from
-    # here on gets them; the probe connection above is closed, never reused.
-    engine.dispose()
-    why = backend.unsupported()
-    if why is not None:
-        raise BackendError(f"{u.render_as_string(hide_password=True)}: {why}")
     role = reader if backend.roles else None
+    probed = False
 
     @sa.event.listens_for(engine, "connect")
     def _setup(dbapi_conn: Any, _record: Any) -> None:
-        _session_setup(backend, dbapi_conn, role)
+        # The first connection (SQLAlchemy makes it alone) learns what the server is, on which
+        # the session settings depend (MariaDB or MySQL), and whether the login may take on the
+        # reader role; then it serves as every later one does: no probe connection of its own
+        # (a connection costs the server a process and an authentication: 7-20 ms on PostgreSQL)
+        nonlocal role, probed
+        if probed:
+            _session_setup(backend, dbapi_conn, role)
+            return
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute(VERSION_SQL[cls.name])
+            backend.server_version = str(cur.fetchone()[0])
+        finally:
+            cur.close()
+        if backend.unsupported() is not None:
+            return  # refused below, before any setting
+        _session_setup(backend, dbapi_conn)
+        if role is not None:
+            cur = dbapi_conn.cursor()
+            try:
+                for statement in backend.assume(dbapi_conn, role):
+                    cur.execute(statement)
+            except engine.dialect.loaded_dbapi.Error:
+                role = None  # not a role this login may take on: sqlanon.access says so
+            finally:
+                cur.close()
+        probed = True
+
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.DBAPIError as e:
+        engine.dispose()
+        raise BackendError(f"cannot connect to {u.render_as_string(hide_password=True)}: {e.orig}") from None
+    why = backend.unsupported()
+    if why is not None:
+        engine.dispose()
+        raise BackendError(f"{u.render_as_string(hide_password=True)}: {why}")
 
     db = Database(url=u.render_as_string(hide_password=True), engine=engine, backend=backend, reader=role)
     db.refresh_schema()

@@ -64,7 +64,8 @@ def load_policy(source: str | Path | dict | Policy) -> Policy:
     except OSError as e:
         raise PolicyError(f"cannot read policy file {path}: {e.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        # libyaml's parser where PyYAML has it: the same documents, ~10x faster (1.5 ms of a CLI start)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise PolicyError(f"{path} is not valid YAML: {e}") from None
     return parse_policy(data, base=path.parent, origin=str(path))

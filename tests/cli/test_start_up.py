@@ -1,0 +1,86 @@
+"""What a ``query`` command's start costs (issue 27): the modules it loads and the connections it
+opens. Other commands' libraries (alembic, the proxies, OpenDP, NumPy, Spark), differential
+privacy's rewriting and other databases' drivers stay unloaded; a session opens one pipeline
+connection (no probe connection of its own) and one of the login's own, whose check that the
+database refuses raw reads still runs."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import sqlalchemy as sa
+import yaml
+
+import sqlanon
+from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
+from tests.helpers import load_table, restricted
+
+#: print the process's modules as it exits (sys.exit of click's standalone mode included)
+CHILD = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print("MODULES " + json.dumps(sorted(sys.modules))))
+sys.argv = ["sqlanon", *sys.argv[1:]]
+runpy.run_module("sqlanon", run_name="__main__")
+"""
+
+#: modules of other commands, of the DP path, of libraries a query never needs
+NEVER = ("alembic", "pyspark", "sqlanon.proxy", "sqlanon.discover", "sqlanon.distributed", "sqlanon.dp.rewrite",
+         "sqlanon.dp.release", "sqlanon.dp.mechanisms", "sqlanon.demo")
+#: not at start-up: OpenDP (and the NumPy it loads) draws the noise of a count a release withholds
+NOT_AT_START = ("numpy", "opendp")
+
+
+def _among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_the_command_line_loads_no_other_commands_modules():
+    out = subprocess.run([sys.executable, "-c", "import json, sys, sqlanon.cli; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert not _among(set(json.loads(out.stdout)), NEVER + NOT_AT_START)
+#: each backend's driver; the others' must not be loaded
+DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql"}
+
+
+def test_a_query_loads_no_other_commands_modules(db_url, backend, tmp_path):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    policy = tmp_path / "policy.yml"
+    policy.write_text(yaml.safe_dump(PATIENT_POLICY, allow_unicode=True), encoding="utf-8")
+    login, reader = restricted(db_url, str(policy))
+    out = subprocess.run([sys.executable, "-c", CHILD, "--reader-role", reader, "query", "--db", login, "--policy",
+                          str(policy), "--format", "csv", "--no-report", "SELECT age, sex, zip, disease FROM patients"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("age,sex,zip,disease\n")
+    modules = set(json.loads(out.stdout.rsplit("MODULES ", 1)[1]))
+    assert not _among(modules, NEVER)
+    assert DRIVERS[backend] in modules and "pymysql" not in modules - {DRIVERS[backend]}
+
+
+def test_a_session_opens_two_connections_and_still_checks_the_login(db_url, backend, tmp_path):
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    login, reader = restricted(db_url, PATIENT_POLICY)
+    made: list[object] = []
+
+    def count(dbapi_conn: object, _record: object) -> None:
+        made.append(dbapi_conn)
+
+    sa.event.listen(sa.pool.Pool, "connect", count)
+    try:
+        with sqlanon.connect(login, PATIENT_POLICY, reader_role=reader) as s:
+            assert s.db.enforced and len(made) == 2  # the pipeline's, the login's own for the check
+            if backend != "sqlite":
+                assert s.db.reader == reader
+            s.execute("SELECT age, sex FROM patients")
+            assert len(made) == 2
+        # the same login without the reader role cannot read the tables: refused, as before
+        if backend != "sqlite":
+            try:
+                sqlanon.connect(login, PATIENT_POLICY, catalog=False, reader_role="no_such_role_here")
+            except sqlanon.BackendError as e:
+                assert "cannot read" in e.message
+            else:
+                raise AssertionError("a login that cannot take on its reader role was served")
+    finally:
+        sa.event.remove(sa.pool.Pool, "connect", count)
