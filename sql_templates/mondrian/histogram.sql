@@ -1,11 +1,12 @@
 -- The open cells' rows per position along each attribute a partition may be cut along (the
--- pairs of :ranked that :which selects; :pos is a cell's position along the pair's attribute),
--- and per sensitive value where a model needs the halves' values (:sv, :sv_group; p its
--- protected flag): candidates.sql finds the medians on it, halves.sql counts the halves, so the
--- cells are read once per pair, not once for each. Counted as floating point (exact below
--- 2^53), not as PostgreSQL's NUMERIC sum of integers, slow in the windows of candidates.sql.
-SELECT c.pid, r.qi, r.width, :pos AS pos, :sv, CAST(SUM(c.n) AS DOUBLE) AS rows_at, MAX(c.p) AS p
+-- pairs of :ranked that :which selects, with their width, hi and total; :pos is a cell's
+-- position along the pair's attribute), and per sensitive value where a model needs the halves'
+-- values (:sv, :sv_group; p its protected flag): candidates.sql finds the medians on it,
+-- halves.sql counts the halves, so the cells are read once per pair, not once for each. Counted
+-- as floating point (exact below 2^53), not as PostgreSQL's NUMERIC sum of integers, slow in the
+-- windows of candidates.sql.
+SELECT c.pid, r.qi, r.width, r.hi, r.total, :pos AS pos, :sv, CAST(SUM(c.n) AS DOUBLE) AS rows_at, MAX(c.p) AS p
 FROM :cur AS c
 JOIN :ranked AS r ON r.pid = c.pid
 WHERE :which
-GROUP BY c.pid, r.qi, r.width, :pos, :sv_group
+GROUP BY c.pid, r.qi, r.width, r.hi, r.total, :pos, :sv_group

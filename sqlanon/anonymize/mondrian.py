@@ -112,12 +112,13 @@ class Mondrian:
             default=lit(1))) for i in range(m)], default=lit(0))
 
     def _extents(self, cur: str, m: int) -> exp.Select:
-        """Every open partition's lowest and highest position along each attribute: measured
-        once a pass (into a table both choice queries read), not once a query; k alone, also
-        its smallest cell (least: see mondrian/close_cells.sql)."""
+        """Every open partition's lowest and highest position along each attribute and its rows
+        (the medians' totals): measured once a pass (into a table both choice queries read), not
+        once a query; k alone, also its smallest cell (least: see mondrian/close_cells.sql)."""
         least = [exp.alias_(exp.Min(this=col("n")), "least")] if self._sizes_only else []
         return exp.select(col("pid"), *[exp.alias_(f(this=col(f"pos_{i}")), f"{b}_{i}") for i in range(m)
-                                        for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))], *least) \
+                                        for f, b in ((exp.Min, "lo"), (exp.Max, "hi"))],
+                          exp.alias_(exp.Sum(this=col("n")), "total"), *least) \
             .from_(table(cur)).group_by(col("pid"))
 
     def _widths(self, i: int, extents: str, domains: list[int]) -> exp.Expression:
@@ -150,7 +151,7 @@ class Mondrian:
         widths = _union([self._widths(i, extents, domains) for i in range(m)])
         rank = exp.Window(this=exp.RowNumber(), partition_by=[col("pid")], order=exp.Order(
             expressions=[exp.Ordered(this=col("width"), desc=True), exp.Ordered(this=col("qi"))]))
-        ranked = exp.select(col("pid"), col("qi"), col("width"), exp.alias_(rank, "rk")) \
+        ranked = exp.select(col("pid"), col("qi"), col("width"), col("hi"), col("total"), exp.alias_(rank, "rk")) \
             .from_(widths.subquery("w", copy=False), copy=False)
         pos = exp.Case(this=col("qi", "r"), ifs=[exp.If(this=lit(i), true=col(f"pos_{i}", "c")) for i in range(m)])
 
@@ -187,7 +188,12 @@ class Mondrian:
                 # new ids follow those the first query gave
                 in_use = exp.Add(this=in_use, expression=exp.select(exp.Count(this=exp.Star())).from_(
                     table(choice)).subquery())
-            ctes += [("hist", histogram(which, True)), ("cand", render("mondrian/candidates", histogram="hist"))]
+            # the candidates count rows per position, the histogram per position and value
+            keys = [col(c) for c in ("pid", "qi", "width", "hi", "total", "pos")]
+            per_position = exp.select(*keys, exp.alias_(exp.Sum(this=col("rows_at")), "rows_at")) \
+                .from_(table("hist")).group_by(*[k.copy() for k in keys])
+            ctes += [("hist", histogram(which, True)),
+                     ("cand", render("mondrian/candidates", histogram=per_position.subquery("h")))]
             halves = render("mondrian/halves", histogram="hist", candidates="cand")
             if whole is not None:
                 ctes += [("halves_raw", halves), *self._distances("halves_raw", whole, m)]
