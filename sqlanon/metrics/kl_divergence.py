@@ -36,10 +36,13 @@ class Selection:
 
 def kl_divergences(statement: Written | None, count: int, ctx: RunContext) -> list[float]:
     """D_N of each of ``count`` quasi-identifiers, measured by ``statement`` (kl_statement)."""
+    return divergences(ctx.query(statement) if statement is not None else [], count)
+
+
+def divergences(rows: list[tuple], count: int) -> list[float]:
+    """D_N of each of ``count`` quasi-identifiers from the rows (qi, d, h, lost) of kl_union."""
     out = [0.0] * count
-    if statement is None:
-        return out
-    for i, d, entropy, lost in ctx.query(statement):
+    for i, d, entropy, lost in rows:
         if d is None:
             continue
         if lost:
@@ -60,11 +63,17 @@ def kl_statement(qis: list[QuasiIdentifier], selection: Selection, released_cell
     be = ctx.backend
     shared, distributions = distributions_of(selection, be)
     released_shared, released = released_of(released_cells, released_names, be)
-    parts = [render("verify/kl", qi=lit(i), labels=Owned(_labels(q, values, be)),
-                    released=Owned(labels.subquery(copy=False)), n=lit(rows_in))
+    return ctx.write_ahead(with_shared(kl_union(qis, distributions, released, rows_in, be), shared, released_shared))
+
+
+def kl_union(qis: list[QuasiIdentifier], distributions: list[exp.Select], released: list[exp.Select],
+             rows_in: int, be: Backend) -> exp.Expression:
+    """One row (qi, d, h, lost) per quasi-identifier (verify/kl.sql), from each one's original
+    values (distributions_of) and released labels (released_of)."""
+    parts = [render("verify/kl", qi=lit(i), labels=Owned(_labels(q, values.copy(), be)),
+                    released=Owned(labels.copy().subquery(copy=False)), n=lit(rows_in))
              for i, (q, values, labels) in enumerate(zip(qis, distributions, released))]
-    return ctx.write_ahead(with_shared(exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0],
-                                       shared, released_shared))
+    return exp.union(*parts, distinct=False, copy=False) if len(parts) > 1 else parts[0]
 
 
 def distributions_of(selection: Selection, be: Backend) -> tuple[exp.Select | None, list[exp.Select]]:

@@ -16,8 +16,8 @@ from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError, ReleaseRefused, SuppressionExceeded
-from sqlanon.metrics.arx import arx_measures, arx_statement
-from sqlanon.metrics.kl_divergence import Selection, kl_divergences, kl_statement
+from sqlanon.metrics.arx import arx_measures, measures_statement
+from sqlanon.metrics.kl_divergence import Selection, divergences
 from sqlanon.metrics.sse import information_loss
 from sqlanon.policy.model import Requirement
 from sqlanon.pushdown.fragment import Fragment
@@ -86,13 +86,11 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     read = _reader(frag, released, aggregated, ctx)
     selection, m.rows_in = _selection(frag, src, counts, ctx)
     released_cells, names, stats = _classes(frag, released, req, ctx, aggregated, read)
-    # the KL statement is written while the database counts the released rows
+    # the KL and ARX statement is written while the database counts the released rows
     measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
     measured_selection = Selection(selection.table, [selection.values[i] for i in measured], selection.count)
-    kl = kl_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
-                      [names[i] for i in measured], m.rows_in, ctx)
-    arx = arx_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
-                        [names[i] for i in measured], ctx)
+    measures = measures_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
+                                  [names[i] for i in measured], m.rows_in, ctx)
     values = _statistics(stats, ctx)
     sizes = _class_sizes(frag, released_cells, names, aggregated, ctx) if risk else None
     if not ctx.live:
@@ -100,10 +98,13 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     m.class_sizes = sizes
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_withheld * m.rows_in
-    m.kl = {frag.qis[i].column: d for i, d in zip(measured, kl_divergences(kl, len(measured), ctx))}
+    # sent whatever the selection: a run's statements never depend on its data
+    rows = ctx.query(measures) if measures is not None else None
+    m.kl = {frag.qis[i].column: d for i, d in zip(measured, divergences([r[:4] for r in rows or []], len(measured)))}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
     if not slices:  # a sliced release keeps values exact; its loss is in the links, not the labels
-        found = arx_measures(arx, [frag.qis[i] for i in measured], m.rows_in, m.rows_withheld, ctx)
+        arx = [(r[0], *r[4:]) for r in rows] if rows is not None else None
+        found = arx_measures(arx, [frag.qis[i] for i in measured], m.rows_in, m.rows_withheld)
         if found is not None:
             m.arx_loss, m.nu_entropy = found.loss, found.entropy
     ctx.drop(released_cells, *([selection.table] if selection.table != counts else []))
