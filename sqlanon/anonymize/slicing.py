@@ -308,31 +308,44 @@ class Slicing:
     def _joined(self, frag: Fragment, rows: exp.Select, bucket: exp.Expression, buckets: int, n: int,
                 groups: list[tuple[str, ...]], keys: list[exp.Expression], ctx: RunContext) -> str:
         """The release as Grunert & Heuer's SQL builds it: each column group numbered in its own
-        random order inside each bucket (slicing/permuted.sql), the groups joined again on
-        (bucket, number). The widest group keeps the order of the rows, numbered with them
-        (``srows``): the other groups' shuffles make the links random, and it spares a sort
-        and a table of all rows."""
+        random order inside each bucket (slicing/permuted.sql), the groups joined again on their
+        place. The widest group keeps the order of the rows (``srows``): the other groups'
+        shuffles make the links random, and it spares a sort.
+
+        A place is one integer, unique over all buckets: the bucket's origin plus the number
+        inside it. Where buckets are runs of the order, the origin is the place before the
+        bucket's first, so that the kept group's place is its rank, and ``srows`` is the rows
+        themselves (MariaDB at 1 M rows: a pass less, 0.5 s, and a join on one integer
+        instead of two, 0.5 s)."""
         kept = _widest(groups)
         if self.req.slicing.buckets_by in frag.columns:
-            place: exp.Expression = exp.Window(this=exp.RowNumber(), partition_by=[col("_sa_by")],
-                                               order=exp.Order(expressions=[exp.Ordered(this=col("_sa_rank"))]))
-        else:  # a bucket is a run of the order: a row's place in it follows from its rank
-            place = exp.Add(this=exp.Sub(this=col("_sa_rank"), expression=_bucket_start(bucket, buckets, n)),
-                            expression=lit(1))
-        numbered = ctx.create_temp("srows", exp.select(exp.Star(), exp.alias_(bucket, "_sa_bucket"),
-                                                       exp.alias_(place, "_sa_ord")).from_(rows.subquery("r")))
+            def origin(b: exp.Expression) -> exp.Expression:
+                return exp.Mul(this=b, expression=lit(n + 1))  # no bucket holds more than n rows
+
+            place = exp.Add(this=origin(col("_sa_by")), expression=exp.Window(
+                this=exp.RowNumber(), partition_by=[col("_sa_by")],
+                order=exp.Order(expressions=[exp.Ordered(this=col("_sa_rank"))])))
+            numbered = ctx.create_temp("srows", exp.select(exp.Star(), exp.alias_(place, "_sa_pos"))
+                                       .from_(rows.subquery("r")))
+            kept_place = "_sa_pos"
+        else:
+            def origin(b: exp.Expression) -> exp.Expression:
+                return exp.Sub(this=_bucket_start(b, buckets, n), expression=lit(1))
+
+            numbered, kept_place = ctx.create_temp("srows", rows), "_sa_rank"
         owner = {c: i for i, g in enumerate(groups) for c in g}
-        parts = {i: ctx.create_temp(f"sperm_{i}", render("slicing/permuted", shuffle=key, columns=[col(c) for c in g],
-                                                         rows=numbered))
-                 for i, (g, key) in enumerate(zip(groups, keys)) if i != kept}
+        parts = {i: ctx.create_temp(f"sperm_{i}", render(
+            "slicing/permuted", origin=origin(bucket.copy()), bucket=bucket.copy(), shuffle=key,
+            columns=[col(c) for c in g], rows=numbered))
+            for i, (g, key) in enumerate(zip(groups, keys)) if i != kept}
         parts[kept] = numbered
+        own_bucket = bucket.transform(lambda e: col(e.name, f"p{kept}") if isinstance(e, exp.Column) else e)
         release = exp.select(*[exp.alias_(col(c, f"p{owner[c]}"), c, quoted=True) for c in frag.columns],
-                             exp.alias_(col("_sa_bucket", f"p{kept}"), BUCKET)).from_(table(numbered, f"p{kept}"))
+                             exp.alias_(own_bucket, BUCKET)).from_(table(numbered, f"p{kept}"))
         for i, part in parts.items():
             if i != kept:
-                release = release.join(table(part, f"p{i}"), on=exp.and_(
-                    exp.EQ(this=col("_sa_bucket", f"p{i}"), expression=col("_sa_bucket", f"p{kept}")),
-                    exp.EQ(this=col("_sa_ord", f"p{i}"), expression=col("_sa_ord", f"p{kept}"))))
+                release = release.join(table(part, f"p{i}"), on=exp.EQ(
+                    this=col("_sa_pos", f"p{i}"), expression=col(kept_place, f"p{kept}")))
         released = ctx.create_temp("released", release)
         ctx.drop(*parts.values())
         return released
