@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable, Iterator, Union
 import sqlalchemy as sa
 from sqlglot import exp
 
-from sqlanon.backends.base import Backend
+from sqlanon.backends.base import Backend, WholeAnswer
 from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
 from sqlanon.errors import BackendError, ConnectionLost, Interrupted
@@ -463,6 +463,28 @@ class RunContext:
             raise self._refused(e) from e
         self._stream = stream
         return cur
+
+    def read_whole(self, statement: exp.Expression, rows: int) -> WholeAnswer | None:
+        """Run the answer's statement, of about ``rows`` rows, and read every row, each converted
+        while the database still sends the rest (Backend.answer_reader), out of pipeline mode;
+        a failure, before or amid the rows, returns none. None where the backend cannot, or in a
+        static explain: the caller sends it as any other (``execute``)."""
+        reader = self.backend.answer_reader(self._conn, rows) if self.live else None
+        if reader is None:
+            return None
+        sql = self._sql(statement, None)
+        rec = Statement(self.stage, sql)
+        self.statements.append(rec)
+        if self.progress is not None:
+            self.progress(f"{self.stage}: statement {len(self.statements)}")
+        self._leave_pipeline(failing=False)  # what is queued runs first, as before any answer
+        t0 = time.perf_counter()
+        try:
+            answer = reader(sql)
+        except Exception as e:  # every driver has its own error tree
+            raise self._refused(e) from e
+        rec.seconds = time.perf_counter() - t0
+        return answer
 
     def abandon_stream(self) -> None:
         """The reader stopped before the last row. Where closing the cursor would read the rest

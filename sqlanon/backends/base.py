@@ -6,12 +6,16 @@ other module asks which database it talks to: it asks the backend for a flag or 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 from sqlglot import exp
 
 from sqlanon.sql.templates import table
 from sqlanon.sql.write import write
+
+#: an answer read whole as it came (Backend.answer_reader): its column names — None where the
+#: driver tells none, an empty answer's — and its rows
+WholeAnswer = tuple[list[str] | None, list[tuple[Any, ...]]]
 
 
 class Backend:
@@ -346,6 +350,13 @@ class Backend:
             yield cur
         finally:
             cur.close()
+
+    def answer_reader(self, connection: Any, rows: int) -> Callable[[str], WholeAnswer] | None:
+        """Where the driver converts an answer of about ``rows`` rows while the database still
+        sends the rest: a function that runs ``sql`` (a generated query) on ``connection``,
+        outside pipeline mode, and returns its column names and every row (RunContext.read_whole).
+        None: the answer is read once it has arrived whole, as any statement's."""
+        return None
 
     def temp_table_exists(self, cursor: Any, name: str) -> bool:
         """Whether this session still holds ``name`` (hygiene checks; MariaDB lists no temp tables)."""

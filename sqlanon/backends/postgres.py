@@ -4,13 +4,13 @@ from __future__ import annotations
 import re
 import secrets
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import psycopg
 from sqlglot import exp
 
 from sqlanon.backends import keyed_hash
-from sqlanon.backends.base import Backend
+from sqlanon.backends.base import Backend, WholeAnswer
 from sqlanon.errors import BackendError
 
 #: dollar quote of a server-side loop's body
@@ -21,6 +21,9 @@ _LOCKS = 0x5351414E
 _ENDED = {"57P01", "57P02", "57P03"}
 #: SQLSTATEs of a wait for another session: deadlock, lock not available, serialization failure
 _LOCKED = {"40P01", "55P03", "40001"}
+#: rows a chunk of an answer read whole (answer_reader): large enough that a chunk's own cost
+#: (one result from libpq, its loaders) is nothing beside its rows' conversion
+ANSWER_CHUNK = 10_000
 
 
 def _hash(values: list[exp.Expression]) -> exp.Expression:
@@ -239,6 +242,25 @@ class PostgresBackend(Backend):
                 yield cur
             finally:
                 cur.close()
+
+    def answer_reader(self, connection: Any, rows: int) -> Callable[[str], WholeAnswer] | None:
+        # libpq 17's chunked rows mode (psycopg's stream() with a size): the rows come
+        # ANSWER_CHUNK at a time, each chunk converted while the server sends the next, instead
+        # of the whole answer received before its first row is converted. A smaller answer
+        # comes in one result anyway. stream() tells no columns for an empty answer (its last
+        # result, the one that has them, is not kept).
+        conn = connection.driver_connection
+        if rows < ANSWER_CHUNK or not isinstance(conn, psycopg.Connection) or psycopg.pq.version() < 170000:
+            return None
+
+        def read(sql: str) -> WholeAnswer:
+            cur = conn.cursor()
+            try:
+                fetched = list(cur.stream(sql, size=ANSWER_CHUNK))
+                return ([d.name for d in cur.description] if cur.description else None), fetched
+            finally:
+                cur.close()
+        return read
 
     def pipeline(self, connection: Any) -> AbstractContextManager[Any] | None:
         # psycopg's pipeline mode: writing the statements of a query on Adult takes ~40 ms of

@@ -46,3 +46,24 @@ def test_every_permutation_comes_out(numpy_rows, monkeypatch):
     big = [(i,) for i in range(1000)]
     out = shuffled(list(big))
     assert sorted(out) == big and out != big
+
+
+def test_numpy_is_imported_ahead_for_a_large_whole_answer_only():
+    """In a fresh process (numpy not imported yet): a large selection read whole starts numpy's
+    import in a thread; a small one, or an answer grouped, ordered or limited, does not."""
+    import subprocess
+    import sys
+
+    script = """
+import sys, sqlglot
+from sqlanon.finish.shuffle import prepare
+tree = lambda sql: sqlglot.parse_one(sql, read="postgres")
+for sql, rows in [("SELECT a FROM r", 1000), ("SELECT a FROM r", None), ("SELECT a FROM r LIMIT 5", 10**6),
+                  ("SELECT a, COUNT(*) FROM r GROUP BY a", 10**6), ("SELECT a FROM r ORDER BY a", 10**6)]:
+    assert prepare(tree(sql), rows) is None and "numpy" not in sys.modules, sql
+thread = prepare(tree("SELECT a, b FROM r WHERE a > 1"), 10**6)
+thread.join()
+assert "numpy" in sys.modules and sys.modules["numpy"].random is not None
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
