@@ -474,8 +474,8 @@ def connect(url: str | dict[str, str] = "", policy: str | Path | dict | Policy |
                 pol = stored_policy(cat)
             else:
                 pol = load_policy(policy)
-            check_against_database(pol, db)
-            enforce(db, pol, unrestricted=unrestricted)
+            # the policy's checks run while the login's own connection is opened and asked
+            enforce(db, pol, unrestricted=unrestricted, meanwhile=lambda: check_against_database(pol, db))
     except BaseException:
         db.dispose()
         if ledger is not None:

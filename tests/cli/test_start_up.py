@@ -84,3 +84,25 @@ def test_a_session_opens_two_connections_and_still_checks_the_login(db_url, back
                 raise AssertionError("a login that cannot take on its reader role was served")
     finally:
         sa.event.remove(sa.pool.Pool, "connect", count)
+
+
+def test_the_policys_fault_is_told_first_while_the_login_is_checked_alongside(db_url):
+    """The policy's checks run while the login's own connection is asked; their failure comes
+    first, as when they ran before, and a login that reads the tables is still refused."""
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    table = PATIENT_POLICY["tables"]["patients"]
+    wrong = {"tables": {"patients": {**table, "insensitive": [*table.get("insensitive", []), "no_such_column"]}}}
+    try:
+        sqlanon.connect(db_url, wrong, catalog=False)  # the administrator: reads every table
+    except sqlanon.PolicyError as e:
+        assert "no_such_column" in str(e)
+    else:
+        raise AssertionError("a policy naming a missing column was served")
+    login, _ = restricted(db_url, PATIENT_POLICY)
+    if login != db_url:  # a database with logins: the administrator's reads are refused
+        try:
+            sqlanon.connect(db_url, PATIENT_POLICY, catalog=False)
+        except sqlanon.BackendError as e:
+            assert "lets this login read" in e.message
+        else:
+            raise AssertionError("a login that reads the protected tables was served")
