@@ -121,11 +121,11 @@ class Mondrian:
                           exp.alias_(exp.Sum(this=col("n")), "total"), *least) \
             .from_(table(cur)).group_by(col("pid"))
 
-    def _widths(self, i: int, extents: str, domains: list[int]) -> exp.Expression:
+    def _widths(self, i: int, extents: str, domains: str) -> exp.Expression:
         """Attribute i's normalized extent in the open partitions it can cut; k alone, not in
         those whose cells all hold k rows (closed as their cells: mondrian/close_cells.sql)."""
         widths = render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents=extents,
-                        domain=lit(max(domains[i] - 1, 1)))
+                        domains=domains, domain=col(f"d_{i}", "d"))
         assert isinstance(widths, exp.Select)
         return widths.where(exp.LT(this=col("least"), expression=lit(self.req.k)), copy=False) \
             if self._sizes_only else widths
@@ -137,7 +137,7 @@ class Mondrian:
         return render("mondrian/close_cells", cur=cur, extents=extents, choice=choice, k=lit(self.req.k),
                       positions=[col(f"pos_{i}", "c") for i in range(m)])
 
-    def _choice(self, cur: str, extents: str, m: int, domains: list[int], whole: str | None, choice: str,
+    def _choice(self, cur: str, extents: str, m: int, domains: str, whole: str | None, choice: str,
                 widest: bool) -> exp.Select:
         """One pass's cuts of the open partitions in ``cur``, as one query: the attributes each
         partition may be cut along, widest first; their candidate cuts; the halves where a model
@@ -221,9 +221,13 @@ class Mondrian:
             if self.req.t is not None and m else None
         parts, passes, kept = cur, 0, []
         if m:
-            # positions per attribute, the denominator of a partition's normalized width
-            found = ctx.query(exp.select(*[exp.Max(this=col(f"pos_{i}")) for i in range(m)]).from_(table(cur)))
-            domains = [int(v or 1) for v in found[0]] if found else [1] * m
+            # per attribute, the denominator of a partition's normalized width: its positions − 1
+            # (at least 1), kept in the database, not read here: a query would wait for every
+            # statement before it, and the loop's statements are written meanwhile
+            domains = ctx.create_temp("domains", exp.select(*[exp.alias_(exp.Case(
+                ifs=[exp.If(this=exp.GT(this=exp.Max(this=col(f"pos_{i}")), expression=lit(2)),
+                            true=exp.Sub(this=exp.Max(this=col(f"pos_{i}")), expression=lit(1)))],
+                default=lit(1)), f"d_{i}") for i in range(m)]).from_(table(cur)))
             empty = exp.select("*").from_(table(cur)).where(exp.false())
             nxt = ctx.create_temp("open_b", empty)
             parts = ctx.create_temp("closed", exp.select(col("cell"), col("pid"), col("depth")).from_(table(cur))
@@ -260,7 +264,7 @@ class Mondrian:
                        [*one_pass(cur, nxt), *one_pass(nxt, cur)], key="mondrian", hash_joins=True)
             # the last pass cuts nothing, and follows the deepest cut
             passes = int(ctx.scalar(exp.select(exp.Max(this=col("depth"))).from_(table(parts))) or 0) + 1
-            ctx.drop(cur, nxt, choice, extents, *kept)
+            ctx.drop(cur, nxt, choice, extents, domains, *kept)
 
         shared, labels, levels = class_labels(hs, be)
         labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=freq.cells,
