@@ -125,7 +125,7 @@ class Mondrian:
         """Attribute i's normalized extent in the open partitions it can cut; k alone, not in
         those whose cells all hold k rows (closed as their cells: mondrian/close_cells.sql)."""
         widths = render("mondrian/widths", qi=lit(i), lo=col(f"lo_{i}"), hi=col(f"hi_{i}"), extents=extents,
-                        domains=domains, domain=col(f"d_{i}", "d"))
+                        domain=exp.select(col(f"d_{i}")).from_(table(domains)).subquery())
         assert isinstance(widths, exp.Select)
         return widths.where(exp.LT(this=col("least"), expression=lit(self.req.k)), copy=False) \
             if self._sizes_only else widths
