@@ -230,3 +230,29 @@ def test_the_selection_is_not_scanned_again_to_count_it(session):
     statements = [line for line in text.splitlines() if line.startswith("[")]
     assert any(re.search(r'CREATE TEMPORARY TABLE "\w+_src"', line) for line in statements)
     assert not [line for line in statements if re.search(r'COUNT\(\*\) FROM "\w+_src"', line)]
+
+
+def test_a_class_under_k_in_the_rows_written_is_refused(db_url, monkeypatch):
+    """Verification counts the classes of the rows actually written, also where the release's
+    frequency table is read as one row per class (k alone: no sensitive value among its
+    columns): a row the method did not make, in a class of its own, fails k."""
+    from sqlglot import exp
+
+    from sqlanon.anonymize.mondrian import Mondrian
+    from sqlanon.sql.templates import table
+
+    load_table(db_url, "patients", PATIENT_COLS, PATIENTS)
+    privacy = {"method": "mondrian", "k": 2, "max_suppression": 1.0}
+    policy = {"tables": {"patients": {**PATIENT_POLICY["tables"]["patients"], "privacy": privacy}}}
+    own = Mondrian.run
+
+    def run(self, frag, src, ctx):
+        release = own(self, frag, src, ctx)
+        ctx.run(exp.insert(exp.select(exp.Literal.string("lonely"), exp.Literal.string("row")), table(release.table)))
+        return release
+
+    with connect(db_url, policy=policy) as s:
+        assert s.execute("SELECT age, zip FROM patients").rows
+        monkeypatch.setattr(Mondrian, "run", run)
+        with pytest.raises(sqlanon.ReleaseRefused, match="k-anonymity"):
+            s.execute("SELECT age, zip FROM patients")
