@@ -3,11 +3,15 @@
 -- cut of such a partition leaves a whole cell, so k rows, on both sides: Mondrian would cut it
 -- pass after pass until its parts are its cells' distinct position tuples, whatever the order of
 -- the cuts. They are closed as those parts at once, each named by its least cell number negated
--- (the passes number partitions from 1 up).
+-- (the passes number partitions from 1 up). The partitions are found among the few rows of
+-- :extents (every open partition has one), then their cells: a pass that closes none reads no cell.
 SELECT c.cell,
        CASE WHEN e.least >= :k THEN -MIN(c.cell) OVER (PARTITION BY c.pid, :positions) ELSE c.pid END AS pid,
        c.depth
 FROM :cur AS c
-JOIN :extents AS e ON e.pid = c.pid
-LEFT JOIN :choice AS ch ON ch.pid = c.pid
-WHERE ch.pid IS NULL
+JOIN (
+  SELECT e.pid, e.least
+  FROM :extents AS e
+  LEFT JOIN :choice AS ch ON ch.pid = e.pid
+  WHERE ch.pid IS NULL
+) AS e ON e.pid = c.pid

@@ -133,7 +133,7 @@ class Mondrian:
     def _close(self, cur: str, extents: str, choice: str, m: int) -> exp.Expression:
         """The open partitions that pass ``choice`` leaves uncut, into the final ones."""
         if not self._sizes_only:
-            return render("mondrian/close", cur=cur, choice=choice)
+            return render("mondrian/close", cur=cur, extents=extents, choice=choice)
         return render("mondrian/close_cells", cur=cur, extents=extents, choice=choice, k=lit(self.req.k),
                       positions=[col(f"pos_{i}", "c") for i in range(m)])
 
