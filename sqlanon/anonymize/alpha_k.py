@@ -36,7 +36,7 @@ the pushdown, which adds an injective cell key, and by the release, which joins 
 cell's ranges by that key (rows of cells released in parts are first numbered in random order)
 and copies the ranges' labels. Where the release holds nothing but the quasi-identifiers and the
 α attribute, a cell's rows are alike in all of it, and a database that can repeat a row
-(Backend.row_series) writes each range as copies of one row instead: the rows are read once.
+(Backend.bounded_series) writes each range as copies of one row instead: the rows are read once.
 """
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ class AlphaK:
         series = self._series(frag, ctx)
         if series is not None:
             release = render("alpha_k/release_cells", columns=self._labelled(frag, "p", col("sv", "p")), plan=plan,
-                             series=series)
+                             series=series[0], within=series[1])
         else:
             qi_columns = {q.column for q in frag.qis}
             numbered = render("alpha_k/ranked", src=src, plan=plan,
@@ -259,9 +259,9 @@ class AlphaK:
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{step} search round(s) on the frequency table"])
 
-    def _series(self, frag: Fragment, ctx: RunContext) -> exp.Expression | None:
+    def _series(self, frag: Fragment, ctx: RunContext) -> tuple[exp.Expression, exp.Expression] | None:
         """Where the release may be written from the plan alone (release_cells.sql), the rows
-        each range becomes (Backend.row_series); else None. Only when every column released as it
+        each range becomes (Backend.bounded_series); else None. Only when every column released as it
         is is the α attribute: a cell is one QI tuple and one value of it, and the pushdown copies
         that value into the cells (frequency.pushdown_columns) by the very expression it copies
         into the column (Fragment.select), so a cell's stored rows are alike in every column the
@@ -271,7 +271,7 @@ class AlphaK:
         qis = {q.column for q in frag.qis}
         if any(c not in qis and c != attribute for c in frag.columns):
             return None
-        return ctx.backend.row_series(col("lo", "p"), col("hi", "p"))
+        return ctx.backend.bounded_series(col("lo", "p"), col("hi", "p"))
 
     def _keyed(self, frag: Fragment, ctx: RunContext) -> bool:
         """Whether the rows carry the cell key: not where the release is written from the plan

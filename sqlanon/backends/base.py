@@ -192,6 +192,13 @@ class Backend:
         where the database has none (the release joins the stored rows instead)."""
         return None
 
+    def bounded_series(self, lo: exp.Expression, hi: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
+        """``row_series`` as a FROM item named ``_sa_n`` and the condition that bounds it to
+        ``lo`` … ``hi``, for a database whose series is a table of every integer rather than a
+        function of the row before it; None where it has neither."""
+        series = self.row_series(lo, hi)
+        return None if series is None else (series, exp.true())
+
     def create_temp_table(self, name: str, select: exp.Query) -> exp.Create:
         return exp.Create(
             this=table(name), kind="TABLE", expression=select,
