@@ -133,6 +133,11 @@ def _engine_options(u: sa.URL) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"isolation_level": "AUTOCOMMIT", "pool_pre_ping": True}
     if u.get_backend_name() in ("mysql", "mariadb"):
         kwargs["connect_args"] = {"charset": "utf8mb4"}
+    if u.get_backend_name() == "postgresql" and u.get_driver_name() in ("psycopg", "psycopg2"):
+        # hstore values come as the server writes them, not as dicts: looking the type up took a
+        # transaction of three round trips at each engine's first connection, for a type no
+        # pipeline statement reads
+        kwargs["use_native_hstore"] = False
     return kwargs
 
 
