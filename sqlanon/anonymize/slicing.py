@@ -235,11 +235,18 @@ class Slicing:
         stored = [_as_stored(frag, c, be) for c in attributes]
         raw: list[exp.Expression] = [col(q.column, "s") for q in frag.qis]
         grouped = [e for i, e in enumerate(stored + raw) if e not in stored[:i]]
-        if be.fewer_group_keys:  # a stored text value (byte for byte) fixes the value it was converted from
+        picked = stored
+        if be.fewer_group_keys and stored and not be.hashed_cell_key:
+            # one injective key of the stored values fixes every value, taken with MIN (MariaDB
+            # at 1 M rows: 2.0 -> 1.6 s of server CPU); of the copy's columns, whose text the
+            # pushdown holds byte for byte already (binary_text leaves it as it is)
+            grouped = [be.cell_key([col(c, "s") for c in attributes])]
+            picked, raw = [exp.Min(this=e.copy()) for e in stored], [exp.Min(this=e) for e in raw]
+        elif be.fewer_group_keys:  # a stored text value (byte for byte) fixes the value it was converted from
             raw = [e if e in stored else exp.Min(this=e) for e in raw]
             grouped = stored
         freq = ctx.create_temp("sfreq", render(
-            "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(stored)] or [lit(0)],
+            "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(picked)] or [lit(0)],
             raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)], grouped=grouped, src=src))
         # the quasi-identifiers' combinations without the sensitive values (Adult at 1 M rows:
         # 24 k lines instead of 50 k): what the pairs' association and the groups' k read
