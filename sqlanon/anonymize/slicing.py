@@ -40,7 +40,7 @@ from sqlanon.sql.templates import col, ident, lit, render, table
 SEARCH_RATIO = 1.05
 #: the released table's bucket column
 BUCKET = "_sa_bucket"
-#: a fixed seed orders each group by (rank · A + offset) mod P: a permutation, reproducible
+#: a fixed seed orders each group by (rank · A_group + seed) mod P: a permutation, reproducible
 SHUFFLE_A, SHUFFLE_P = 2654435761, 4294967291
 
 
@@ -53,6 +53,13 @@ def _sized(text: exp.Expression, c: str, widths: dict[str, int], be: Backend) ->
     """Column ``c``'s released text, compared byte for byte, declared as wide as its widest
     value where that was measured (Slicing._widths)."""
     return be.sized_text(text, widths[c]) if c in widths else be.binary_text(text)
+
+
+def _multiplier(seed: int, group: int) -> int:
+    """A seeded group's multiplier modulo SHUFFLE_P: a power of SHUFFLE_A, never 0 (P is prime),
+    so that rank · it is a permutation; two groups' differ by a large factor, so that their
+    orders are unrelated (multipliers close together order small ranks alike)."""
+    return pow(SHUFFLE_A, 1 + group + seed % 1000003, SHUFFLE_P)
 
 
 def _widest(groups: list[tuple[str, ...]]) -> int:
@@ -281,9 +288,12 @@ class Slicing:
             ctx.drop(runs)
 
         seed = self.req.slicing.seed
+        # each group its own multiplier: offsets alone would rotate one order, which pairs groups
+        # in line again; parenthesized, as sqlglot writes Mod(Add(…)) `a * A + c % P`, which the
+        # databases read as a * A + (c % P), the rank's own order
         keys = [exp.Rand() if seed is None else exp.Mod(
-            this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(SHUFFLE_A)),
-                         expression=lit(seed * 1000003 + i * 7919)), expression=lit(SHUFFLE_P))
+            this=exp.Paren(this=exp.Add(this=exp.Mul(this=col("_sa_rank"), expression=lit(_multiplier(seed, i))),
+                                        expression=lit(seed))), expression=lit(SHUFFLE_P))
                 for i in range(len(groups))]
         if be.zips_arrays:
             released = self._zipped(frag, src, rows, bucket, groups, columns, keys, ctx)
