@@ -83,6 +83,8 @@ class RunContext:
     #: rows the database wrote into each temp table as it created it, where its driver tells
     #: (Backend.counts_created_rows; ``created_rows``)
     _created_rows: dict[str, int] = field(default_factory=dict)
+    #: the columns of each temp table created from a select whose columns are known (``columns``)
+    _columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: the run sends no statement of the pipeline (a pass-through): its connection has the
     #: login's own identity from the start (sqlanon.access)
     restricted: bool = False
@@ -333,6 +335,20 @@ class RunContext:
         if created is not None and self.backend.counts_created_rows and cur.rowcount is not None and cur.rowcount >= 0:
             self._created_rows[created] = int(cur.rowcount)
 
+    def columns(self, name: str) -> tuple[str, ...] | None:
+        """The columns of temp table ``name`` as this run created it, where its select names
+        them (or is ``*`` of one such table alone); None where they are not known here."""
+        return self._columns.get(name)
+
+    def _known_columns(self, select: exp.Select) -> tuple[str, ...] | None:
+        if not select.is_star:
+            return tuple(select.named_selects)
+        source = select.args.get("from_")
+        only = source.this if source is not None else None
+        if len(select.expressions) == 1 and not select.args.get("joins") and isinstance(only, exp.Table):
+            return self._columns.get(only.name)
+        return None
+
     def created_rows(self, name: str) -> int | None:
         """The rows the database reported writing into temp table ``name`` when this run created
         it: its own count of the statement's rows (PostgreSQL's command tag), which spares a
@@ -524,6 +540,11 @@ class RunContext:
         sql = self._sql(lambda: self.backend.create_temp_table(name, select() if callable(select) else select),
                         None if key is None else (key, name))
         self._created_rows.pop(name, None)  # a table made again under its name counts anew
+        self._columns.pop(name, None)
+        if isinstance(select, exp.Select):
+            known = self._known_columns(select)
+            if known is not None:
+                self._columns[name] = known
         # (a statement wrapped in a block for its joins tells the block's tag, not its rows)
         self._send(self.backend.hash_joined(sql) if hash_joins else sql, wait=False,
                    created=None if hash_joins else name)
