@@ -29,8 +29,8 @@ ALPHA = 0.05
 @lru_cache(maxsize=1)
 def _dp() -> Any:
     """What this module uses of OpenDP, under opendp.prelude's names. Imported on first use:
-    OpenDP's native library costs ~0.05 s to load; its modules alone, not the prelude, which
-    also loads its extras (NumPy's, scikit-learn's, Polars' front-ends: ~0.09 s more)."""
+    OpenDP and the NumPy it loads cost ~0.09 s of CPU; its modules alone, not the prelude, which
+    also loads its extras (NumPy's, scikit-learn's, Polars' front-ends: 0.02-0.03 s more)."""
     from opendp import accuracy, domains, measurements, metrics
     from opendp.mod import enable_features
 

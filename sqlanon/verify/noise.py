@@ -19,9 +19,9 @@ SCALE = 2.0
 
 @lru_cache(maxsize=1)
 def _mechanism() -> Any:
-    # imported on first use: OpenDP's native library costs ~0.05 s to load. Its modules, not
+    # imported on first use: OpenDP and the NumPy it loads cost ~0.09 s of CPU. Its modules, not
     # opendp.prelude, which also loads its extras (NumPy's, scikit-learn's, Polars' front-ends:
-    # ~0.09 s more of a CLI query whose release withholds rows)
+    # 0.02-0.03 s more of a CLI query whose release withholds rows)
     from opendp.domains import atom_domain
     from opendp.measurements import make_laplace
     from opendp.metrics import absolute_distance

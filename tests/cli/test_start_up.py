@@ -111,7 +111,7 @@ def test_the_policys_fault_is_told_first_while_the_login_is_checked_alongside(db
 def test_a_withheld_count_is_noised_without_opendps_extras():
     """The noise of a count a release withholds (verify/noise.py) and of differential privacy's
     answers (dp/mechanisms.py) loads OpenDP's measurements, not its prelude's extras (NumPy's,
-    scikit-learn's, Polars' front-ends: ~0.09 s of a CLI query); the draws are still discrete
+    scikit-learn's, Polars' front-ends: 0.02-0.03 s of a CLI query); the draws are still discrete
     Laplace of scale 2."""
     code = ("import json, sys\nfrom sqlanon.verify.noise import noise\nfrom sqlanon.dp import mechanisms\n"
             "mechanisms.laplace([1, 2], 1, 0.5, True)\nmechanisms.threshold({'a': 50}, 1, 1.0, 1e-6)\n"
