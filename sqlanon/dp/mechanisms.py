@@ -31,7 +31,7 @@ def _dp() -> Any:
     """What this module uses of OpenDP, under opendp.prelude's names. Imported on first use:
     OpenDP and the NumPy it loads cost ~0.09 s of CPU; its modules alone, not the prelude, which
     also loads its extras (NumPy's, scikit-learn's, Polars' front-ends: 0.02-0.03 s more)."""
-    from opendp import accuracy, domains, measurements, metrics
+    from opendp import accuracy, domains, measurements, measures, metrics
     from opendp.mod import enable_features
 
     enable_features("contrib")
@@ -39,6 +39,7 @@ def _dp() -> Any:
         m=measurements, atom_domain=domains.atom_domain, vector_domain=domains.vector_domain,
         map_domain=domains.map_domain, absolute_distance=metrics.absolute_distance,
         l1_distance=metrics.l1_distance, l01inf_distance=metrics.l01inf_distance,
+        linf_distance=metrics.linf_distance, max_divergence=measures.max_divergence,
         laplacian_scale_to_accuracy=accuracy.laplacian_scale_to_accuracy,
         discrete_laplacian_scale_to_accuracy=accuracy.discrete_laplacian_scale_to_accuracy)
 
