@@ -206,6 +206,12 @@ class AlphaK:
 
         staged, kept = ctx.staged("round", round_())
         picks, kept_too = ctx.staged("choice", choose())
+        if ctx.backend.memory_tables and ctx.live:  # the work tables hold at most a row per cell
+            cells_n = int(ctx.scalar(exp.select(exp.Count(this=exp.Star())).from_(table(cells))) or 0)
+            for work in (blk, now, *kept, *kept_too):
+                moved = ctx.backend.in_memory(work, cells_n)
+                if moved is not None:
+                    ctx.run_text(moved)
         ctx.repeat(lambda: exp.select(exp.EQ(this=now_at("done"), expression=lit(0))),
                    [*staged, *picks, record, *ctx.backend.refill(blk, merge()), ctx.backend.empty(now)],
                    key="alpha_k", hash_joins=True)

@@ -87,6 +87,8 @@ class Backend:
     #: frequency table takes each stored text value with MIN instead of grouping by it: MariaDB
     #: at 1 M rows 20 % less server CPU; PostgreSQL's hash aggregate 10 % more)
     fewer_group_keys: ClassVar[bool] = False
+    #: small work tables of a loop may move to an in-memory engine (Backend.in_memory)
+    memory_tables: ClassVar[bool] = False
     #: an in-memory internal table (a window's rows, a hash join's buffer) holds text at its
     #: declared width (MariaDB: 4 bytes a character in utf8mb4), so a statement over many rows
     #: spills to disk unless its text is declared as wide as its widest value (Backend.sized_text)
@@ -233,6 +235,14 @@ class Backend:
         """The statement (generated SQL) that lets every row look its value up in small pipeline
         table ``name`` by equality on ``column`` (a value's code), or None where the planner's
         hash join serves as well. It must leave the table as it is where it cannot index it."""
+        return None
+
+    def in_memory(self, name: str, rows: int) -> str | None:
+        """The statement (generated SQL) that moves work table ``name``, which a loop empties and
+        fills again every pass and which holds at most ``rows`` rows of a few integers, to an
+        in-memory engine; None where its temp tables serve as well (or ``rows`` would not fit).
+        It must leave the table as it is where it cannot move it. Asked only where
+        ``memory_tables`` says so (the rows are counted for it)."""
         return None
 
     # -- who may read what (backends/access.py) ------------------------------------------------
