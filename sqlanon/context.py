@@ -426,14 +426,20 @@ class RunContext:
             for text in texts:
                 self._send(text, wait=False)
 
-    def _send(self, sql: str, wait: bool = True, created: str | None = None) -> Any:
-        """Send one statement; the cursor to read its answer from, or None with ``wait=False``:
-        nobody reads it, and in pipeline mode the statement is queued instead of waited for.
-        ``created``: the temp table the statement creates, whose rows are counted as written."""
+    def _record(self, sql: str) -> Statement:
+        """``sql`` entered in the run's statements (the report's count, explain --analyze), its
+        number shown as progress."""
         rec = Statement(self.stage, sql)
         self.statements.append(rec)
         if self.progress is not None:
             self.progress(f"{self.stage}: statement {len(self.statements)}")
+        return rec
+
+    def _send(self, sql: str, wait: bool = True, created: str | None = None) -> Any:
+        """Send one statement; the cursor to read its answer from, or None with ``wait=False``:
+        nobody reads it, and in pipeline mode the statement is queued instead of waited for.
+        ``created``: the temp table the statement creates, whose rows are counted as written."""
+        rec = self._record(sql)
         if not self.live:
             return None
         cur = self._conn.cursor()
@@ -489,10 +495,7 @@ class RunContext:
         if reader is None:
             return None
         sql = self._sql(statement, None)
-        rec = Statement(self.stage, sql)
-        self.statements.append(rec)
-        if self.progress is not None:
-            self.progress(f"{self.stage}: statement {len(self.statements)}")
+        rec = self._record(sql)
         self._leave_pipeline(failing=False)  # what is queued runs first, as before any answer
         t0 = time.perf_counter()
         try:
