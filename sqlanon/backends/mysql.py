@@ -186,8 +186,7 @@ class MySQLBackend(Backend):
         # the Aria table (an ALTER that fails leaves it unchanged) and its hash join.
         if not self.is_mariadb:
             return None
-        return (f"BEGIN NOT ATOMIC DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; ALTER TABLE "
-                f"{self.ident(name)} ENGINE=MEMORY, ADD INDEX USING HASH ({self.ident(column)}); END")
+        return self._to_memory(name, f", ADD INDEX USING HASH ({self.ident(column)})")
 
     def in_memory(self, name: str, rows: int) -> str | None:
         # the (α,k) search's work tables, emptied and filled ~20 times a round: an Aria temp
@@ -197,8 +196,14 @@ class MySQLBackend(Backend):
         # stays as it is (the handler)
         if not self.is_mariadb or rows * MEMORY_ROW_BYTES > self.session_caps["max_heap_table_size"] // 2:
             return None
+        return self._to_memory(name)
+
+    def _to_memory(self, name: str, also: str = "") -> str:
+        """Temp table ``name`` moved to the MEMORY engine (with ``also``'s changes), or left as
+        it is where MEMORY cannot hold it (TEXT, a value longer than a key): an ALTER that fails
+        leaves the table unchanged, and the handler swallows its error."""
         return (f"BEGIN NOT ATOMIC DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; ALTER TABLE "
-                f"{self.ident(name)} ENGINE=MEMORY; END")
+                f"{self.ident(name)} ENGINE=MEMORY{also}; END")
 
     def loop(self, condition: str, body: list[str], hash_joins: bool = False) -> str | None:
         # MariaDB runs a compound statement outside a stored program (no CREATE ROUTINE needed);
