@@ -26,6 +26,7 @@ from typing import Any, Callable, Hashable, Iterator, Union
 import sqlalchemy as sa
 from sqlglot import exp
 
+from sqlanon import interrupts
 from sqlanon.backends.base import Backend, WholeAnswer
 from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
@@ -99,6 +100,11 @@ class RunContext:
     _session: int | None = None
     #: what became of the temp tables when the run ended: dropped, or ended with the session
     ended_session: bool = False
+    #: the table of the release this run committed (finish/store.py): from then on an
+    #: interrupt no longer undoes it, and says so
+    stored: str | None = None
+    #: signals are held back (``hold_signals``) until the run has ended
+    _holding: bool = False
     #: the answer being streamed (``stream``): the backend's cursor context, left first when
     #: the run ends
     _stream: Any = None
@@ -140,14 +146,28 @@ class RunContext:
             log.debug("sqlanon: cleanup after a failed run: %s", e)
         finally:
             self._release(invalidate=False)
+            if self._holding:
+                self._holding = False
+                try:
+                    interrupts.release()
+                except KeyboardInterrupt as e:  # the signal that came while it was held
+                    error = error if isinstance(error, KeyboardInterrupt) else e
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
             raise Interrupted(self.interrupted()) from None
 
+    def hold_signals(self) -> None:
+        """Hold Ctrl-C and SIGTERM back until the run ends (a stored release's commit: a signal
+        must not cut it off from the run that tells it exists); then it is delivered, and told
+        as interrupting a run whose release was stored."""
+        self._holding = self._holding or interrupts.hold()
+
     def interrupted(self) -> str:
-        """What an interrupted run tells: nothing was released, and where its temp tables went."""
+        """What an interrupted run tells: whether anything was released (nothing, or all of a
+        stored release that was committed before the signal came), and where its temp tables went."""
+        what = "nothing was released" if self.stored is None else f"after the release {self.stored} was stored"
         if self.ended_session:
-            return "interrupted; nothing was released; the run's database session was ended, its temp tables with it"
-        return "interrupted; nothing was released" + ("; temp tables dropped" if self.created else "")
+            return f"interrupted; {what}; the run's database session was ended, its temp tables with it"
+        return f"interrupted; {what}" + ("; temp tables dropped" if self.created else "")
 
     def _tidy(self, failing: bool) -> None:
         """Leave the connection as the pool hands it out: no pipeline, no transaction, the

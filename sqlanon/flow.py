@@ -22,7 +22,7 @@ from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
 from sqlanon.context import RunContext
 from sqlanon.dp import Spend, respond
-from sqlanon.errors import PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
+from sqlanon.errors import Interrupted, PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
 from sqlanon.finish.report import Report
 from sqlanon.finish.shuffle import prepare, shuffled, unordered
 from sqlanon.finish.store import Store, Target
@@ -320,9 +320,12 @@ def materialize(db: Database, policy: Policy, table: str, into: Target, *, where
             query = query.where(sqlglot.condition(where, dialect=db.backend.dialect))
         except sqlglot.errors.ParseError as e:
             raise QueryRejected("unparsable SQL", f"--where: {e}") from None
-    result, _, _ = run(db, policy, db.backend.render(query), overrides=overrides, progress=progress, into=into,
-                       guard=guard)
-    db.refresh_schema()
+    result, ctx, _ = run(db, policy, db.backend.render(query), overrides=overrides, progress=progress, into=into,
+                         guard=guard)
+    try:
+        db.refresh_schema()
+    except KeyboardInterrupt:
+        raise Interrupted(ctx.interrupted()) from None  # the release is stored: say so
     return result.report
 
 

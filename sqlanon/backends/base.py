@@ -301,8 +301,9 @@ class Backend:
     def fault(self, error: BaseException) -> str | None:
         """What an error of this backend's driver says: "lost" (the server closed or killed the
         connection, the network broke), "locked" (another connection holds a lock this one
-        waited for, a deadlock, a conflicting write) or "refused" (any other error of the
-        database); None when ``error`` is not the driver's. ``error`` is the driver's own,
+        waited for, a deadlock, a conflicting write), "interrupted" (a Ctrl-C inside a function
+        the database ran in this process) or "refused" (any other error of the database); None
+        when ``error`` is not the driver's. ``error`` is the driver's own,
         unwrapped from SQLAlchemy's."""
         return None
 

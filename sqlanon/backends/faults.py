@@ -12,6 +12,7 @@ from typing import Iterator
 
 import sqlalchemy as sa
 
+from sqlanon import interrupts
 from sqlanon.backends import REGISTRY, Backend
 from sqlanon.errors import BackendError, ConnectionLost, DatabaseLocked, SqlanonError
 
@@ -24,7 +25,8 @@ def driver_error(error: BaseException) -> BaseException:
 
 def fault(error: BaseException, backend: Backend | None = None, where: str = "") -> SqlanonError | None:
     """The sqlanon error for ``error`` when it is a database's error (``where``: " in stage …"),
-    or None when it is not (a bug is not hidden as a database fault)."""
+    or None when it is not (a bug is not hidden as a database fault). Raises KeyboardInterrupt
+    where the error is a Ctrl-C in disguise (Backend.fault: "interrupted")."""
     if isinstance(error, SqlanonError):
         return error
     orig = driver_error(error)
@@ -32,6 +34,10 @@ def fault(error: BaseException, backend: Backend | None = None, where: str = "")
         kind = b.fault(orig)
         if kind is None:
             continue
+        if kind == "interrupted":
+            # a Ctrl-C inside a function the backend runs in this process: the interrupt, which
+            # the run's own handling tells as such (exit 130), not the database's refusal
+            raise (interrupts.take() or KeyboardInterrupt()) from error
         if kind == "refused" and isinstance(error, sa.exc.DBAPIError) and error.connection_invalidated:
             kind = "lost"
         return _error(kind, b.error_text(orig), where)

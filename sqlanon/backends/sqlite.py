@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sqlanon import interrupts
 from sqlanon.backends import keyed_hash, sqlite_statistics
 from sqlanon.backends.base import Backend
 
@@ -45,6 +46,8 @@ class SQLiteBackend(Backend):
         return isinstance(error, sqlite3.DatabaseError) and ("prohibited" in str(error) or "not authorized" in str(error))
 
     def fault(self, error: BaseException) -> str | None:
+        if isinstance(error, sqlite3.OperationalError) and "user-defined" in str(error) and interrupts.noted():
+            return "interrupted"  # a Ctrl-C inside one of the functions below (sqlanon.interrupts)
         # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes): another connection writes
         code = getattr(error, "sqlite_errorcode", None)
         if isinstance(error, sqlite3.OperationalError) and (
@@ -66,13 +69,13 @@ class SQLiteBackend(Backend):
         cursor.execute("PRAGMA temp_store = MEMORY")
         # SQLAlchemy's pysqlite dialect replaces SQLite's FLOOR with math.floor, which raises on
         # NULL; SQL's FLOOR(NULL) is NULL (interval hierarchies over columns with NULLs).
-        cursor.connection.create_function("floor", 1, _floor, deterministic=True)
+        cursor.connection.create_function("floor", 1, interrupts.guarded(_floor), deterministic=True)
         # SQLite has no MD5: the catalog's row digests (Backend.row_digest)
-        cursor.connection.create_function("md5", 1, _md5, deterministic=True)
+        cursor.connection.create_function("md5", 1, interrupts.guarded(_md5), deterministic=True)
         # SQLite has no VAR_POP, STDDEV_SAMP, COVAR_POP, CORR, REGR_* …: defined here
-        sqlite_statistics.register(cursor.connection)
+        sqlite_statistics.register(cursor.connection, interrupts.guarded)
         # SQLite has no SHA-256: the pseudonym of a cross-database join's key (Backend.pseudonym)
-        cursor.connection.create_function("sqlanon_hmac", 2, _hmac, deterministic=True)
+        cursor.connection.create_function("sqlanon_hmac", 2, interrupts.guarded(_hmac), deterministic=True)
 
 
 def _md5(x: str | None) -> str | None:

@@ -95,15 +95,20 @@ _RESULTS: dict[str, Callable[[_Moments], float | int | None]] = {
 ARITY = {name: 1 if name.startswith(("VAR", "STDDEV")) else 2 for name in _RESULTS}
 
 
-def _aggregate(result: Callable[[_Moments], float | int | None]) -> type[_Moments]:
+def _aggregate(result: Callable[[_Moments], float | int | None],
+               guard: Callable[[Callable[..., Any]], Callable[..., Any]]) -> type[_Moments]:
     class Aggregate(_Moments):
+        step = guard(_Moments.step)  # type: ignore[assignment]
+
+        @guard
         def finalize(self) -> float | int | None:
             return result(self)
 
     return Aggregate
 
 
-def register(connection: Any) -> None:
-    """Define every aggregate on a sqlite3 connection."""
+def register(connection: Any, guard: Callable[[Callable[..., Any]], Callable[..., Any]] = lambda f: f) -> None:
+    """Define every aggregate on a sqlite3 connection; ``guard`` wraps each of its methods
+    (the backend's note of a Ctrl-C inside them)."""
     for name, result in _RESULTS.items():
-        connection.create_aggregate(name, ARITY[name], _aggregate(result))
+        connection.create_aggregate(name, ARITY[name], _aggregate(result, guard))

@@ -14,6 +14,7 @@ import gc
 import getpass
 import io
 import json
+import logging
 import os
 import re
 import signal
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from sqlanon import api
+from sqlanon import api, interrupts
 from sqlanon.access import DEFAULT_READER
 from sqlanon.backends.faults import fault
 from sqlanon.errors import ConnectionLost, DatabaseLocked, Interrupted, QueryRejected, SqlanonError
@@ -72,8 +73,8 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the command is, so that it cleans up as after Ctrl-C."""
 
 
-def _terminate(_signum: int, _frame: Any) -> None:
-    raise _Terminated()
+#: SIGTERM's handler: raises _Terminated where the command is, and notes it (sqlanon.interrupts)
+_terminate = interrupts.raising(_Terminated)
 
 
 class Command(click.Group):
@@ -196,8 +197,14 @@ def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
     """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
     ctx.obj = {"reader_role": reader_role, "unrestricted": unrestricted}
     if not os.environ.get("SQLANON_DEBUG"):
-        # SIGTERM cleans up as Ctrl-C does (the proxy installs its own shutdown)
+        # SIGTERM cleans up as Ctrl-C does (the proxy installs its own shutdown); both are noted
+        # where they land, so that one SQLite swallowed inside a function is still told as such
         signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, interrupts.raising(KeyboardInterrupt))
+        # SQLAlchemy logs what it swallows (a connection's close cut by a signal) with a
+        # traceback, which Python's last-resort handler would print under the command's one line
+        logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
 
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator
@@ -337,15 +344,21 @@ def materialize_cmd(table: str, url: str, policy: str | None, into: str, view: s
                     refresh: bool, k: int | None, alpha: float | None, l_value: int | None, t_value: float | None,
                     method: str | None, risk: bool, population: int | str | None) -> None:
     """Anonymize a protected table once, inside the database, into a new table."""
+    report = None
     try:
         with _progress() as progress, _connect(url, policy) as s:
             report = s.materialize(table, into, view=view, where=where, k=k, alpha=alpha, l=l_value, t=t_value,
                                    method=method, refresh=refresh, progress=progress, risk=risk,
                                    population=population)
+        click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
+        click.echo(str(report))
     except SqlanonError as e:
         _fail(e)
-    click.echo(f"{into}: {report.rows_released} rows released" + (f", view {view}" if view else ""))
-    click.echo(str(report))
+    except KeyboardInterrupt as e:
+        if report is None or isinstance(e, Interrupted):
+            raise
+        # a signal after the release was stored: it stays, and the line says so
+        raise Interrupted(f"interrupted; after the release {into} was stored ({report.rows_released} rows)") from None
 
 
 def _names(text: str) -> list[str]:

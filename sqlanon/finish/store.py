@@ -277,14 +277,19 @@ class Store:
             ledger.record(conn, report, self.into.table)
             if self.claimed:
                 ledger.unclaim(conn, ctx.run_id)
+        ctx.hold_signals()  # a signal during the commit waits until the run can tell what it made
         ctx.run(exp.Commit())
         ctx.sync()
         self.claimed = False
+        ctx.stored = self.into.table
 
     def abandon(self, ctx: RunContext) -> None:
         """After a failure: drop what this run made where DDL committed it (elsewhere the
         transaction's rollback did), from a new connection when the run's is broken. Never
-        raises: what it cannot drop, the next materialize of the table does."""
+        raises: what it cannot drop, the next materialize of the table does. A committed
+        release stays: what fails after its commit (an interrupt) does not undo it."""
+        if ctx.stored is not None:
+            return
         if self.into.ledger is None and self.made and not ctx.backend.transactional_ddl and ctx.alive():
             # no catalog to claim the names in: what this run made, dropped on its connection
             try:

@@ -151,6 +151,9 @@ def opened(pid: int, path: str) -> bool:
 
 @pytest.mark.backends("sqlite")  # the servers' runs are stopped at a known point above
 def test_ctrl_c_on_sqlite_is_one_line_and_never_a_half_release(db_url, tmp_path, backend):
+    """Wherever the signal lands, the release is all (table, view, log row) or nothing, and the
+    line says which: "nothing was released", or that the release was stored (a signal after its
+    commit), or the release's own line when the run was done first."""
     assert os.path.isdir("/proc/self/fd"), "needs /proc to see the run open its database"
     setup = Setup(db_url, tmp_path, n=20000)
     path = sqlite_file(db_url)
@@ -167,9 +170,14 @@ def test_ctrl_c_on_sqlite_is_one_line_and_never_a_half_release(db_url, tmp_path,
             assert {into, view} <= names and setup.released(into) == 1
             continue
         assert run.returncode == 130, err
-        assert one_line(err).startswith("error: interrupted")
+        line = one_line(err)
+        assert line.startswith("error: interrupted"), line
+        stored = into in names
         # the table, its view and its log row are one transaction: all or nothing
-        assert into not in names and view not in names and setup.released(into) == 0
+        assert (view in names) == stored and setup.released(into) == int(stored), (delay, line)
+        # never a claim the database contradicts
+        assert ("nothing was released" not in line) or not stored, line
+        assert (f"after the release {into} was stored" not in line) or stored, line
     setup.dispose()
 
 
@@ -191,3 +199,60 @@ def test_a_locked_sqlite_database_is_one_line(db_url, tmp_path, backend):
     assert setup.names() == {"people"} and setup.released("people_anon") == 0
     assert setup.run("materialize", "people", "--into", "people_anon").returncode == 0
     setup.dispose()
+
+
+@pytest.mark.backends("sqlite")
+@pytest.mark.parametrize("function", ["_md5", "_floor", "step"])
+def test_ctrl_c_inside_sqlites_own_functions_is_an_interrupt_not_a_refusal(db_url, tmp_path, backend, monkeypatch,
+                                                                           function):
+    """SQLite runs sqlanon's functions (MD5, FLOOR, the statistics aggregates) in this process:
+    a Ctrl-C that lands inside one reaches sqlite3 as an error of the function ("user-defined
+    function raised exception"), and is still told as the interrupt, never as a refusal; the
+    release is all or nothing. The signal is made to land there: the function raises it."""
+    from sqlanon.backends import sqlite as sqlite_backend
+    from sqlanon.backends import sqlite_statistics
+
+    setup = Setup(db_url, tmp_path)
+    owner = sqlite_statistics._Moments if function == "step" else sqlite_backend
+    original, calls = getattr(owner, function), []
+
+    def interrupted(*args: object) -> object:
+        calls.append(args)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return original(*args)  # the session's connection keeps it: later calls work
+
+    monkeypatch.setattr(owner, function, interrupted)
+    with sqlanon.connect(setup.login, str(setup.policy), reader_role=setup.reader) as db:
+        with pytest.raises(KeyboardInterrupt) as e:
+            if function == "_floor":  # age's intervals
+                db.materialize("people", into="people_anon")
+            elif function == "_md5":  # the digests of the catalog's memory of an answer
+                db.execute(QUERY[1])
+            else:
+                db.execute("SELECT VAR_POP(age) FROM people")
+        assert calls, "the function ran"
+        assert isinstance(e.value, Interrupted) and e.value.message.startswith("interrupted; nothing was released")
+        assert "people_anon" not in setup.names() and setup.released("people_anon") == 0
+        assert db.execute(QUERY[1]).rows  # the session goes on
+    setup.dispose()
+
+
+def test_a_signal_during_the_commit_waits_and_says_the_release_was_stored(setup, monkeypatch):
+    """Ctrl-C that comes as a stored release commits is held until the run can tell what it made:
+    the release stays whole (table, view, log row), and the interrupt says it was stored."""
+    from sqlanon.context import RunContext
+
+    hold = RunContext.hold_signals
+
+    def hold_then_signal(ctx: RunContext) -> None:
+        hold(ctx)
+        signal.raise_signal(signal.SIGINT)  # as Ctrl-C, in the commit's first instant
+
+    monkeypatch.setattr(RunContext, "hold_signals", hold_then_signal)
+    with sqlanon.connect(setup.login, str(setup.policy), reader_role=setup.reader) as db:
+        with pytest.raises(Interrupted) as e:
+            db.materialize("people", into="people_anon", view="people_view")
+    assert e.value.message.startswith("interrupted; after the release people_anon was stored"), e.value.message
+    assert {"people_anon", "people_view"} <= setup.names() and setup.released("people_anon") == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the hold ended
