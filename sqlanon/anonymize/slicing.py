@@ -23,7 +23,7 @@ combinations of quasi-identifier values would be shared by fewer than k rows is 
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from sqlglot import exp
 
@@ -60,6 +60,16 @@ def _multiplier(seed: int, group: int) -> int:
     so that rank · it is a permutation; two groups' differ by a large factor, so that their
     orders are unrelated (multipliers close together order small ranks alike)."""
     return pow(SHUFFLE_A, 1 + group + seed % 1000003, SHUFFLE_P)
+
+
+def _line_join(be: Backend) -> str | None:
+    """The join kind by which the rows read their place along the order from one table of the
+    frequency table's lines (their cell key; ``Backend.fewer_group_keys``), where one keyed join
+    per row costs less than a lookup of each quasi-identifier's code and a sort on them (MariaDB:
+    MySQLBackend.line_join); None: each row looks its codes up (order.join_codes). Read with a
+    default: the backends' base class does not declare it yet."""
+    join: str | None = getattr(be, "line_join", None)
+    return join
 
 
 def _widest(groups: list[tuple[str, ...]]) -> int:
@@ -243,18 +253,21 @@ class Slicing:
         raw: list[exp.Expression] = [col(q.column, "s") for q in frag.qis]
         grouped = [e for i, e in enumerate(stored + raw) if e not in stored[:i]]
         picked = stored
+        line_key: exp.Expression | None = None  # where the rows read their place from the lines (_lines)
         if be.fewer_group_keys and stored and not be.hashed_cell_key:
             # one injective key of the stored values fixes every value, taken with MIN (MariaDB
             # at 1 M rows: 2.0 -> 1.6 s of server CPU); of the copy's columns, whose text the
             # pushdown holds byte for byte already (binary_text leaves it as it is)
             grouped = [be.cell_key([col(c, "s") for c in attributes])]
             picked, raw = [exp.Min(this=e.copy()) for e in stored], [exp.Min(this=e) for e in raw]
+            line_key = grouped[0] if _line_join(be) and frag.qis else None
         elif be.fewer_group_keys:  # a stored text value (byte for byte) fixes the value it was converted from
             raw = [e if e in stored else exp.Min(this=e) for e in raw]
             grouped = stored
         freq = ctx.create_temp("sfreq", render(
             "slicing/freq", attributes=[exp.alias_(e, f"a_{i}") for i, e in enumerate(picked)] or [lit(0)],
-            raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)], grouped=grouped, src=src))
+            raw=[exp.alias_(e, f"raw_{i}") for i, e in enumerate(raw)]
+            + ([exp.alias_(line_key.copy(), "_sa_key")] if line_key is not None else []), grouped=grouped, src=src))
         # the quasi-identifiers' combinations without the sensitive values (Adult at 1 M rows:
         # 24 k lines instead of 50 k): what the pairs' association and the groups' k read
         a_qis = [col(f"a_{i}") for i in range(len(frag.qis))]
@@ -281,8 +294,16 @@ class Slicing:
         if by in frag.columns:
             by_rank = exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(
                 expressions=[exp.Ordered(this=_as_stored(frag, by, be))])), expression=lit(1))
-        rows = join_codes(render("slicing/rows", columns=list(columns.values()), key=key + tail or [lit(1)],
-                                 by=by_rank, src=src), frag, codes)
+        lines = None
+        if line_key is None:
+            rows = join_codes(render("slicing/rows", columns=list(columns.values()), key=key + tail or [lit(1)],
+                                     by=by_rank, src=src), frag, codes)
+        else:  # joined on the very key freq was grouped on
+            lines = self._lines(frag, freq, attributes, key + tail, codes, ctx)
+            rows = cast(exp.Select, render("slicing/rows", columns=list(columns.values()), key=[col("_sa_line", "l")],
+                                           by=by_rank, src=src)).join(table(lines, "l"), join_type=_line_join(be),
+                                                                      on=exp.EQ(this=col("_sa_key", "l"),
+                                                                                expression=line_key.copy()))
         bucket, buckets, probes = self._buckets(frag, src, runs, n, groups, ctx)
         if runs is not None:
             ctx.drop(runs)
@@ -299,12 +320,26 @@ class Slicing:
             released = self._zipped(frag, src, rows, bucket, groups, columns, keys, ctx)
         else:
             released = self._joined(frag, rows, bucket, buckets, n, groups, keys, ctx)
-        ctx.drop(*codes.values())
+        ctx.drop(*codes.values(), *([lines] if lines else []))
         histogram = {q.column: {levels.get(q.column, 0): n} for q in frag.qis}
         shown = " | ".join(", ".join(g) for g in groups)
         return Release(table=released, columns=frag.columns, levels=histogram, slices=tuple(groups), bucket=BUCKET,
                        counts=freq, notes=[f"slicing: column groups [{shown}]; {buckets} bucket(s)"
                                            + (f", found in {probes} probe(s)" if probes else "")])
+
+    def _lines(self, frag: Fragment, freq: str, attributes: list[str], order: list[exp.Expression],
+               codes: dict[int, str], ctx: RunContext) -> str:
+        """The frequency table's lines with their place along the rows' order (``_sa_line``; ties
+        broken by the cell key, ``_sa_key``), for the rows to read with one join each
+        (Backend.line_join) instead of looking up every quasi-identifier's code: the order's keys
+        (over ``s``) read the lines' stored values under the columns' own names."""
+        named = [exp.alias_(col(f"raw_{i}"), q.column, quoted=True) for i, q in enumerate(frag.qis)] + \
+                [exp.alias_(col(f"a_{i}"), c, quoted=True) for i, c in enumerate(attributes) if i >= len(frag.qis)]
+        line = exp.Window(this=exp.RowNumber(), order=exp.Order(
+            expressions=[exp.Ordered(this=e.copy()) for e in [*order, col("_sa_key", "s")]]))
+        values = exp.select(*named, col("_sa_key")).from_(table(freq)).subquery("s")
+        return ctx.create_temp("slines", join_codes(exp.select(
+            col("_sa_key", "s"), exp.alias_(exp.Sub(this=line, expression=lit(1)), "_sa_line")).from_(values), frag, codes))
 
     def _widths(self, frag: Fragment, freq: str, attributes: list[str], levels: dict[str, int],
                 ctx: RunContext) -> dict[str, int]:
