@@ -62,16 +62,6 @@ def _multiplier(seed: int, group: int) -> int:
     return pow(SHUFFLE_A, 1 + group + seed % 1000003, SHUFFLE_P)
 
 
-def _line_join(be: Backend) -> str | None:
-    """The join kind by which the rows read their place along the order from one table of the
-    frequency table's lines (their cell key; ``Backend.fewer_group_keys``), where one keyed join
-    per row costs less than a lookup of each quasi-identifier's code and a sort on them (MariaDB:
-    MySQLBackend.line_join); None: each row looks its codes up (order.join_codes). Read with a
-    default: the backends' base class does not declare it yet."""
-    join: str | None = getattr(be, "line_join", None)
-    return join
-
-
 def _widest(groups: list[tuple[str, ...]]) -> int:
     """The column group left unshuffled: the one with most columns (the first of those)."""
     return max(range(len(groups)), key=lambda i: (len(groups[i]), -i))
@@ -260,7 +250,7 @@ class Slicing:
             # pushdown holds byte for byte already (binary_text leaves it as it is)
             grouped = [be.cell_key([col(c, "s") for c in attributes])]
             picked, raw = [exp.Min(this=e.copy()) for e in stored], [exp.Min(this=e) for e in raw]
-            line_key = grouped[0] if _line_join(be) and frag.qis else None
+            line_key = grouped[0] if be.line_join and frag.qis else None
         elif be.fewer_group_keys:  # a stored text value (byte for byte) fixes the value it was converted from
             raw = [e if e in stored else exp.Min(this=e) for e in raw]
             grouped = stored
@@ -301,7 +291,7 @@ class Slicing:
         else:  # joined on the very key freq was grouped on
             lines = self._lines(frag, freq, attributes, key + tail, codes, ctx)
             rows = cast(exp.Select, render("slicing/rows", columns=list(columns.values()), key=[col("_sa_line", "l")],
-                                           by=by_rank, src=src)).join(table(lines, "l"), join_type=_line_join(be),
+                                           by=by_rank, src=src)).join(table(lines, "l"), join_type=be.line_join,
                                                                       on=exp.EQ(this=col("_sa_key", "l"),
                                                                                 expression=line_key.copy()))
         bucket, buckets, probes = self._buckets(frag, src, runs, n, groups, ctx)

@@ -87,6 +87,11 @@ class Backend:
     #: frequency table takes each stored text value with MIN instead of grouping by it: MariaDB
     #: at 1 M rows 20 % less server CPU; PostgreSQL's hash aggregate 10 % more)
     fewer_group_keys: ClassVar[bool] = False
+    #: the join kind by which slicing's rows read their place along the order from one table of
+    #: the frequency table's lines, keyed on the cell key (``fewer_group_keys``), where one keyed
+    #: join per row costs less than a lookup of each quasi-identifier's code and a sort on them
+    #: (MariaDB: STRAIGHT_JOIN); None: each row looks its codes up (anonymize/slicing)
+    line_join: ClassVar[str | None] = None
     #: small work tables of a loop may move to an in-memory engine (Backend.in_memory)
     memory_tables: ClassVar[bool] = False
     #: an in-memory internal table (a window's rows, a hash join's buffer) holds text at its

@@ -63,7 +63,7 @@ class MySQLBackend(Backend):
     memory_tables = True
     text_at_declared_width = True
     # the join kind by which slicing's rows read their place along the order from the frequency
-    # table's lines (anonymize/slicing._line_join); at 1 M rows: six code lookups and a sort on
+    # table's lines (Backend.line_join); at 1 M rows: six code lookups and a sort on
     # the packed codes and the sensitive text 3.3 s of server CPU, one join to the 50 k lines'
     # places and a sort on one integer 2.7 s. STRAIGHT_JOIN keeps the rows first: the lines are
     # then hashed on their stored key (BNLH), probed with each row's computed key; the other way
