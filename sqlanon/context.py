@@ -86,6 +86,8 @@ class RunContext:
     _created_rows: dict[str, int] = field(default_factory=dict)
     #: the columns of each temp table created from a select whose columns are known (``columns``)
     _columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the temp tables among ``temp_tables`` that are views of the selection (``selection_view``)
+    _views: set[str] = field(default_factory=set)
     #: the run sends no statement of the pipeline (a pass-through): its connection has the
     #: login's own identity from the start (sqlanon.access)
     restricted: bool = False
@@ -568,9 +570,14 @@ class RunContext:
             known = self._known_columns(select)
             if known is not None:
                 self._columns[name] = known
+        # a view of the selection is planned on the protected table's statistics (Backend.hash_grouped)
+        grouped = bool(self._views) and isinstance(select, exp.Expression) and \
+            any(t.name in self._views for t in select.find_all(exp.Table))
+        if grouped:
+            sql = self.backend.hash_grouped(sql)
         # (a statement wrapped in a block for its joins tells the block's tag, not its rows)
         self._send(self.backend.hash_joined(sql) if hash_joins else sql, wait=False,
-                   created=None if hash_joins else name)
+                   created=None if hash_joins or grouped else name)
         return name
 
     def staged(self, hint: str, statement: exp.Expression) -> tuple[list[exp.Expression], list[str]]:
@@ -625,6 +632,31 @@ class RunContext:
         self.run(statement)
         return name
 
+    def selection_view(self, hint: str, select: exp.Select) -> str | None:
+        """The pushed-down selection ``select`` named as a temp view (Backend.selection_view),
+        or None where the backend has none: the caller copies it (``create_temp``)."""
+        name = self.temp_name(hint)
+        statement = self.backend.selection_view(name, select)
+        if statement is None:
+            return None
+        self.temp_tables.append(name)
+        self.created.append(name)
+        self._views.add(name)
+        self._created_rows.pop(name, None)  # a view writes no rows: counted where it is read
+        known = self._known_columns(select)
+        if known is not None:
+            self._columns[name] = known
+        self.run(statement)
+        return name
+
+    def _drops(self, names: list[str]) -> list[exp.Expression]:
+        """The statements that drop the temp tables ``names``, views among them."""
+        views = [n for n in names if n in self._views]
+        self._views.difference_update(views)
+        return [*self.backend.drop_temp_tables([n for n in names if n not in views]),
+                *[exp.Drop(tables=[exp.Table(this=exp.to_identifier(n, quoted=True))], kind="VIEW", exists=True)
+                  for n in views]]
+
     def run(self, statement: exp.Expression) -> None:
         """Run a statement whose answer nobody reads."""
         self._send(self._sql(statement, None), wait=False)
@@ -669,7 +701,7 @@ class RunContext:
         """Drop pipeline tables as soon as the next stage no longer needs them."""
         for name in names:
             self.temp_tables.remove(name)
-        for statement in self.backend.drop_temp_tables(list(names)):
+        for statement in self._drops(list(names)):
             self.run(statement)
 
     def drop_temp_tables(self) -> None:
@@ -678,7 +710,7 @@ class RunContext:
             return
         errors = []
         names, self.temp_tables = list(reversed(self.temp_tables)), []
-        for statement in self.backend.drop_temp_tables(names):
+        for statement in self._drops(names):
             try:
                 cur = self._conn.cursor()
                 cur.execute(self.backend.render(statement))

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlanon import collector
 from sqlanon.analyze import Analysis, analyze
 from sqlanon.anonymize import REGISTRY, Method
+from sqlanon.anonymize.base import reads_rows_once
 from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
 from sqlanon.context import RunContext
@@ -119,6 +120,21 @@ def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
     return [e.sql() for e in method.pushdown_columns(frag, ctx)]
 
 
+def _selection(method: Method, frag: Fragment, ctx: RunContext, copied: bool) -> tuple[str, bool]:
+    """The pushed-down rows, and whether they are a view: where the method reads them in one
+    statement alone and nothing else reads them (a stored release pins them, linked persons are
+    counted on them, the catalog's differencing check judges them before the method reads
+    them: ``copied``, so that what was judged is what is released), a view of the selection
+    (Backend.selection_view) spares writing a copy to be read once; verify then counts the
+    selection through it. Else a copy."""
+    select = frag.select(ctx.backend, method.pushdown_columns(frag, ctx))
+    if not copied and not frag.persons and reads_rows_once(method, frag, ctx):
+        view = ctx.selection_view("src", select)
+        if view is not None:
+            return view, True
+    return ctx.create_temp("src", select), False
+
+
 def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: bool, timed: bool,
          created: list[str] | None, progress: Callable[[str], None] | None, into: Target | None,
          guard: Guard | None, spend: Spend | None = None,
@@ -156,7 +172,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             frag = fragment(analysis, db)
             if recoder is not None:
                 frag = recoder.prepare(frag, chosen.method, ctx)
-            src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+            src, viewed = _selection(method, frag, ctx, copied=recoder is not None or guard is not None)
             linked: list[str] = []
             if frag.persons:
                 req, linked = per_person(frag, src, req, ctx)
@@ -172,10 +188,11 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
         pushed: list[str] | None = None  # the pushed-down columns of a method that fell back
         risky = _risk_asked(frag, overrides)
         while True:
-            if pushed is not None and pushed != _pushdown(method, frag, ctx):
-                with ctx.in_stage("pushdown"):  # the fallback reads other columns of the rows
+            if pushed is not None and (pushed != _pushdown(method, frag, ctx)
+                                       or viewed and not reads_rows_once(method, frag, ctx)):
+                with ctx.in_stage("pushdown"):  # the fallback reads other columns of the rows, or reads them again
                     ctx.drop(src)
-                    src = ctx.create_temp("src", frag.select(db.backend, method.pushdown_columns(frag, ctx)))
+                    src, viewed = _selection(method, frag, ctx, copied=recoder is not None or guard is not None)
             with ctx.in_stage("anonymize"):
                 release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
                 if recoder is not None:
@@ -210,6 +227,8 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                 if recoder is not None:
                     measured.notes.extend(recoder.check(frag, release.table, req, ctx, release.aggregated))
                 break
+        if viewed and stream is None and into is None:  # a view tells its rows only when counted
+            prepare(analysis.tree, measured.rows_in)
         with ctx.in_stage("finish"):
             if remember is not None:
                 remember(ctx)

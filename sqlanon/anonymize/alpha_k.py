@@ -279,6 +279,11 @@ class AlphaK:
             return None
         return ctx.backend.bounded_series(col("lo", "p"), col("hi", "p"))
 
+    def reads_rows_once(self, frag: Fragment, ctx: RunContext) -> bool:
+        """Whether the run reads the pushed-down rows in one statement alone (Method): where the
+        release is written from the plan, the frequency table is the only one."""
+        return self._series(frag, ctx) is not None
+
     def _keyed(self, frag: Fragment, ctx: RunContext) -> bool:
         """Whether the rows carry the cell key: not where the release is written from the plan
         alone (_series) and the frequency table is grouped on the values anyway

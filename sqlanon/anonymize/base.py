@@ -49,3 +49,11 @@ class Method(Protocol):
 
     def run(self, frag: Fragment, src: str, ctx: RunContext) -> Release:
         """Build the released temp table from the pushed-down rows in ``src``."""
+
+
+def reads_rows_once(method: Method, frag: Fragment, ctx: RunContext) -> bool:
+    """Whether ``method`` reads the pushed-down rows in one statement alone, so that they need
+    not be copied (Backend.selection_view): a method says so with a ``reads_rows_once(frag,
+    ctx)`` of its own; one without it reads them as often as it likes."""
+    once = getattr(method, "reads_rows_once", None)
+    return bool(once(frag, ctx)) if once is not None else False

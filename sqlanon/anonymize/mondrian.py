@@ -66,6 +66,11 @@ class Mondrian:
             return None
         return ctx.backend.row_series(lit(1), col("n", "f"))
 
+    def reads_rows_once(self, frag: Fragment, ctx: RunContext) -> bool:
+        """Whether the run reads the pushed-down rows in one statement alone (Method): where the
+        release is written from the cells, the frequency table is the only one."""
+        return self._series(frag, ctx) is not None
+
     def _keyed(self, frag: Fragment, ctx: RunContext) -> bool:
         """Whether the rows carry the cell key: not where the release is written from the cells
         and the frequency table is grouped on the values anyway (Backend.hashed_cell_key)."""

@@ -192,6 +192,14 @@ class Backend:
         table serves better: every database here but Spark, whose every table is a job."""
         return None
 
+    def selection_view(self, name: str, select: exp.Select) -> exp.Expression | None:
+        """The statement that names the pushed-down selection as a temp view, for a method that
+        reads its rows in one statement (Method.reads_rows_once): that statement then reads the
+        protected table itself, and no copy is written to be read once. Only where a view reads
+        with the privileges of whoever reads it, so that the login, once the run has given up
+        the pipeline's identity, can read no row through it; None: the selection is copied."""
+        return None
+
     def row_series(self, lo: exp.Expression, hi: exp.Expression) -> exp.Expression | None:
         """A function that, placed in FROM after a table, gives each of its rows one row per
         integer from ``lo`` to ``hi`` (its columns): a release plan's range is then written as
@@ -227,6 +235,14 @@ class Backend:
     def hash_joined(self, statement: str) -> str:
         """``statement`` (generated SQL) as run with hash joins only, where the database lets a
         statement say so: for joins the planner cannot estimate (see ``loop``)."""
+        return statement
+
+    def hash_grouped(self, statement: str) -> str:
+        """``statement`` (generated SQL, a temp table made from a view of the selection:
+        ``selection_view``) as run with its groups hashed, not sorted, where the database lets a
+        statement say so: the view is planned on the protected table's statistics, whose
+        estimate of the groups (the product of the columns' distinct values) can be a hundred
+        times the groups there are, and a sort of every row then looks cheaper."""
         return statement
 
     def analyze(self, name: str, columns: list[str]) -> str | None:

@@ -91,6 +91,18 @@ class PostgresBackend(Backend):
         # costs ~0.2 s.
         return _hash(values)
 
+    def selection_view(self, name: str, select: exp.Select) -> exp.Expression | None:
+        # security_invoker (15 and later): the view reads the protected table with the reader
+        # role's privileges only while the pipeline holds that role. The copy it replaces cost
+        # (α,k) at 1 M rows 0.34-0.37 s of server CPU, the count of the selection that verify
+        # makes through the view instead 0.02-0.03 s.
+        found = re.match(r"PostgreSQL (\d+)", self.server_version)
+        if found is None or int(found.group(1)) < 15:
+            return None
+        invoker = exp.Property(this=exp.Var(this="security_invoker"), value=exp.true())
+        return exp.Create(this=exp.Table(this=exp.to_identifier(name, quoted=True)), kind="VIEW", expression=select,
+                          properties=exp.Properties(expressions=[exp.TemporaryProperty(), invoker]))
+
     def row_series(self, lo: exp.Expression, hi: exp.Expression) -> exp.Expression | None:
         # a function in FROM reads the columns of the tables before it (LATERAL implied); the
         # (α,k) release at 1 M rows: 0.80 s of server CPU joining and numbering the rows, 0.28 s
@@ -128,6 +140,11 @@ class PostgresBackend(Backend):
         # Also no merge joins: a recursive CTE's table was sorted and merge-joined at every pass
         # (the (α,k) history on Adult: 94 ms; hashed once, 54 ms).
         return self._block(f"{statement};", ("enable_nestloop", "enable_mergejoin"))
+
+    def hash_grouped(self, statement: str) -> str:
+        # 10 M Adult-like rows: 1 M groups estimated, 27,546 found; sorted (external merge, in
+        # parallel) the frequency table took 10.9 s, hashed 3.1-3.3 s of server CPU
+        return self._block(f"{statement};", ("enable_sort",))
 
     def _block(self, text: str, off: tuple[str, ...]) -> str:
         """``text`` as an anonymous block with the planner settings ``off`` turned off, for the

@@ -130,8 +130,11 @@ def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) ->
                                    total.subquery()))
         rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
     if rows != counted:
-        raise BackendError(f"the method counted {counted} rows in the selection, which holds {rows}: "
-                           "nothing was released")
+        # no counts in the message: a suppressing method's answer tells the selection's size
+        # only with noise (the selection read through a view can change between its reads when
+        # another connection writes to the table meanwhile)
+        raise BackendError("the method's count of the selection differs from the selection's own (rows written to "
+                           "the table while it was anonymized?): nothing was released; run it again")
     return Selection(counts, [f"raw_{i}" for i in range(len(frag.qis))], "n"), rows
 
 

@@ -157,8 +157,10 @@ def test_a_count_of_the_selection_that_misses_rows_is_refused(session, monkeypat
         return release
 
     monkeypatch.setattr(AlphaK, "run", run)
-    with pytest.raises(sqlanon.BackendError, match="counted .* rows in the selection"):
+    with pytest.raises(sqlanon.BackendError, match="count of the selection differs") as e:
         session.execute("SELECT age, zip, disease FROM patients")
+    # the refusal tells no count: a suppressing method's answer tells the selection's size only with noise
+    assert not any(ch.isdigit() for ch in e.value.message), e.value.message
     monkeypatch.undo()
     assert session.execute("SELECT age, zip, disease FROM patients").rows
 
@@ -225,8 +227,10 @@ def test_a_copy_is_counted_as_the_database_wrote_it(session, timed):
 
 @pytest.mark.backends("postgresql")
 def test_the_selection_is_not_scanned_again_to_count_it(session):
-    """On PostgreSQL no statement after the copy counts its rows: the copy's command tag did."""
-    text = session.explain("SELECT age, zip, disease FROM patients", analyze=True)
+    """On PostgreSQL no statement after the copy counts its rows: the copy's command tag did.
+    (The insensitive column makes the release read the rows again: without it they are read
+    through a view, once, and counted through it: test_selection_view.py.)"""
+    text = session.explain("SELECT age, zip, disease, nationality FROM patients", analyze=True)
     statements = [line for line in text.splitlines() if line.startswith("[")]
     assert any(re.search(r'CREATE TEMPORARY TABLE "\w+_src"', line) for line in statements)
     assert not [line for line in statements if re.search(r'COUNT\(\*\) FROM "\w+_src"', line)]
