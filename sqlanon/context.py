@@ -155,6 +155,7 @@ class RunContext:
                 except KeyboardInterrupt as e:  # the signal that came while it was held
                     error = error if isinstance(error, KeyboardInterrupt) else e
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
+            interrupts.take()  # told here: no later refusal is taken for it
             raise Interrupted(self.interrupted()) from None
 
     def hold_signals(self) -> None:
