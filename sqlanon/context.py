@@ -44,6 +44,30 @@ class Written:
     sql: str
 
 
+class Later:
+    """The answer of a query sent without waiting for it (RunContext.later), read when the run
+    next waits for its statements; ``check`` judges it as soon as it has come, so that a
+    refusal it finds is raised by that wait, in the stage that sent it."""
+
+    def __init__(self, ctx: "RunContext", check: Callable[[list[tuple]], None] | None = None):
+        self._ctx = ctx
+        self._check = check
+        self._rows: list[tuple] | None = None
+
+    def _arrived(self, rows: list[tuple]) -> None:
+        self._rows = rows
+        if self._check is not None:
+            self._check(rows)
+
+    def rows(self) -> list[tuple]:
+        """The answer's rows, waited for now if they have not come yet."""
+        if self._rows is None:
+            self._ctx.sync()
+        if self._rows is None:
+            raise BackendError("the answer of a statement sent earlier did not come")
+        return self._rows
+
+
 #: a statement, a function that builds it (called only when its text is not known yet), or its
 #: text written ahead
 Build = Union[exp.Expression, Callable[[], exp.Expression], Written]
@@ -81,6 +105,9 @@ class RunContext:
     #: cursors of the statements sent in pipeline mode since the last sync, each with the temp
     #: table its statement creates (None: another statement)
     _queued: list[tuple[Any, str | None]] = field(default_factory=list)
+    #: cursors of the queries sent in pipeline mode since the last sync whose answers are read
+    #: then (``later``)
+    _later: list[tuple[Any, Later]] = field(default_factory=list)
     #: rows the database wrote into each temp table as it created it, where its driver tells
     #: (Backend.counts_created_rows; ``created_rows``)
     _created_rows: dict[str, int] = field(default_factory=dict)
@@ -240,6 +267,9 @@ class RunContext:
             # left on a broken connection: closed here, where its error is expected (a pipeline
             # collected unclosed logs one)
             cm, self._pipeline, self._pipe, self._queued = self._pipeline, None, None, []
+            for cur, _ in self._later:
+                cur.close()
+            self._later = []
             try:
                 cm.__exit__(None, None, None)
             except Exception as e:  # noqa: BLE001 - the connection is given up anyway
@@ -346,11 +376,21 @@ class RunContext:
         finally:
             self._release_queued()
 
-    def _release_queued(self) -> None:
+    def _release_queued(self, answered: bool = True) -> None:
+        """Close the cursors of what was queued; ``answered``: the sync succeeded, and the
+        answers of the queries sent ``later`` are read (and checked) from theirs."""
         for cur, created in self._queued:
             self._count_created(cur, created)
             cur.close()
         self._queued.clear()
+        later, self._later = self._later, []
+        try:
+            arrived = [(answer, list(cur.fetchall())) for cur, answer in later] if answered else []
+        finally:
+            for cur, _ in later:
+                cur.close()
+        for answer, rows in arrived:
+            answer._arrived(rows)
 
     def _count_created(self, cur: Any, created: str | None) -> None:
         """Remember the rows the statement of ``cur`` wrote into the table it created (a
@@ -385,7 +425,7 @@ class RunContext:
         read, in the same stage (every stage ends with a sync); the statements queued after it
         did not run, and the pipeline is made ready for the next."""
         if self._pipe is not None:
-            self._release_queued()
+            self._release_queued(answered=False)
             try:
                 self._pipe.sync()
             except Exception:  # noqa: BLE001, S110 - the error itself is what is reported
@@ -544,6 +584,25 @@ class RunContext:
         """The statement's text now, to be sent later by ``execute`` or ``query``: in pipeline
         mode, writing it then overlaps the statements still running."""
         return Written(self._sql(statement, None))
+
+    def later(self, statement: Build, check: Callable[[list[tuple]], None] | None = None) -> Later:
+        """Send a query whose rows are read later (Later.rows): in pipeline mode it is not waited
+        for, so the statements written meanwhile overlap its run and those before it; elsewhere
+        it is answered now. ``check`` is called with the rows as soon as they have come."""
+        answer = Later(self, check)
+        if self._pipe is None:
+            answer._arrived(self.query(statement))
+            return answer
+        sql = self._sql(statement, None)
+        self._record(sql)
+        cur = self._conn.cursor()
+        try:
+            cur.execute(sql)
+        except Exception as e:  # every driver has its own error tree
+            cur.close()
+            raise self._refused(e) from e
+        self._later.append((cur, answer))
+        return answer
 
     def query(self, statement: Build, key: Hashable | None = None) -> list[tuple]:
         cur = self.execute(statement, key)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.backends.base import Backend
-from sqlanon.context import RunContext
+from sqlanon.context import Later, RunContext
 from sqlanon.criteria.alpha import protected_flag
 from sqlanon.errors import BackendError
 from sqlanon.hierarchy import TaxonomyHierarchy
@@ -57,12 +57,18 @@ class Frequency:
     #: integer codes, NULL → 0), svc (the sensitive value's dense integer code, NULL → 0), and
     #: where asked for o_<qi> (the cell's position along the attribute: a dense rank of its value)
     cells: str
-    #: (qi, level) → largest code + 1
-    radix: dict[tuple[int, int], int]
+    #: (qi, level) of every coded label, in order
+    coded: list[tuple[int, int]]
+    #: the largest codes (and where the key is a hash, its check), read when a method asks
+    #: (``radix``): Mondrian does not, and writes its loop while the database builds the cells
+    first: Later
 
     @property
-    def coded(self) -> list[tuple[int, int]]:
-        return list(self.radix)
+    def radix(self) -> dict[tuple[int, int], int]:
+        """(qi, level) → largest code + 1."""
+        rows = self.first.rows()
+        row = rows[0] if rows else (0,) + (1,) * len(self.coded)
+        return {ic: int(v or 0) + 1 for ic, v in zip(self.coded, row[1:])}
 
     def search_columns(self) -> exp.Select:
         """The cells' search columns (cell, n, p, c_<qi>_<level>, and sv: the sensitive value's
@@ -102,15 +108,19 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, ke
     shared = exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
         this=exp.Distinct(expressions=[col("k")])))).from_(table(counted)).subquery() if be.hashed_cell_key and keyed \
         else lit(0)
-    first = ctx.query(exp.select(
-        shared,
-        *[exp.select(exp.Max(this=col(f"c_{lv}"))).from_(table(domains[i])).subquery() for i, lv in coded]))
+    first = ctx.later(exp.select(
+        shared, *[exp.select(exp.Max(this=col(f"c_{lv}"))).from_(table(domains[i])).subquery() for i, lv in coded]),
+        check=_distinct_keys)
     ctx.drop(*domains.values())
-    row = first[0] if first else (0,) + (1,) * len(coded)
-    if int(row[0] or 0):
+    return Frequency(counted, cells, coded, first)
+
+
+def _distinct_keys(rows: list[tuple]) -> None:
+    """Refuse cells that share a hash key: checked as soon as the answer has come, at the latest
+    when the stage ends, before anything is verified or released."""
+    if rows and int(rows[0][0] or 0):
         raise BackendError("two cells of the selection share a hash key (a chance of about 2^-64 "
                            "per pair or less): nothing was released; run the query again")
-    return Frequency(counted, cells, {ic: int(v or 0) + 1 for ic, v in zip(coded, row[1:])})
 
 
 def codes(freq: Frequency, ctx: RunContext) -> str:

@@ -228,7 +228,7 @@ class Mondrian:
         whole = ctx.create_temp("whole", render("anonymize/whole", codes=freq.search_columns().subquery(),
                                                 cells=freq.cells)) \
             if self.req.t is not None and m else None
-        parts, passes, kept = cur, 0, []
+        parts, deepest, kept = cur, None, []
         if m:
             # per attribute, the denominator of a partition's normalized width: its positions − 1
             # (at least 1), kept in the database, not read here: a query would wait for every
@@ -271,8 +271,8 @@ class Mondrian:
             # loop ends: two passes per turn, from one table of open cells to the other and back.
             ctx.repeat(lambda: exp.select(exp.Exists(this=exp.select(lit(1)).from_(table(cur)))),
                        [*one_pass(cur, nxt), *one_pass(nxt, cur)], key="mondrian", hash_joins=True)
-            # the last pass cuts nothing, and follows the deepest cut
-            passes = int(ctx.scalar(exp.select(exp.Max(this=col("depth"))).from_(table(parts))) or 0) + 1
+            # read with the level counts below: the labels and the release are written meanwhile
+            deepest = ctx.later(exp.select(exp.Max(this=col("depth"))).from_(table(parts)))
             ctx.drop(cur, nxt, choice, extents, domains, *kept)
 
         shared, labels, levels = class_labels(hs, be)
@@ -293,6 +293,9 @@ class Mondrian:
         histogram = level_histogram(ctx.query(level_counts(labelled, m)), [q.column for q in frag.qis]) \
             if m and ctx.live else {q.column: {} for q in frag.qis}
         ctx.drop(parts, labelled, freq.cells, *([whole] if whole else []))
+        # the last pass cuts nothing, and follows the deepest cut
+        depth = deepest.rows() if deepest is not None else None
+        passes = 0 if depth is None else int((depth[0][0] if depth else 0) or 0) + 1
         return Release(table=released, columns=frag.columns, levels=histogram, counts=freq.counted,
                        notes=[f"{passes} cutting pass(es) over the frequency table"])
 

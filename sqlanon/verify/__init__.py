@@ -86,20 +86,25 @@ def verify(frag: Fragment, src: str, released: str, req: Requirement, ctx: RunCo
     read = _reader(frag, released, aggregated, ctx)
     selection, m.rows_in = _selection(frag, src, counts, ctx)
     released_cells, names, stats = _classes(frag, released, req, ctx, aggregated, read)
+    names_of_stats = [e.alias_or_name for e in stats.selects]  # before writing it changes the tree
+    counted = ctx.later(stats)
     # the KL and ARX statement is written while the database counts the released rows
     measured = [i for i, q in enumerate(frag.qis) if q.column not in aggregated]
     measured_selection = Selection(selection.table, [selection.values[i] for i in measured], selection.count)
     measures = measures_statement([frag.qis[i] for i in measured], measured_selection, released_cells,
                                   [names[i] for i in measured], m.rows_in, ctx)
-    values = _statistics(stats, ctx)
     sizes = _class_sizes(frag, released_cells, names, aggregated, ctx) if risk else None
     if not ctx.live:
         return m
     m.class_sizes = sizes
+    # sent whatever the selection (a run's statements never depend on its data) before the
+    # statistics are waited for: the database measures while the verdicts are judged here
+    measuring = ctx.later(measures) if measures is not None else None
+    statistics = counted.rows()
+    values = dict(zip(names_of_stats, statistics[0])) if statistics else {}
     judge(frag, released, req, ctx, values, m, read, aggregated, slices, bucket, released_cells)
     m.discernibility += m.rows_withheld * m.rows_in
-    # sent whatever the selection: a run's statements never depend on its data
-    rows = ctx.query(measures) if measures is not None else None
+    rows = measuring.rows() if measuring is not None else None
     m.kl = {frag.qis[i].column: d for i, d in zip(measured, divergences([r[:4] for r in rows or []], len(measured)))}
     m.information_loss = information_loss(list(aggregated), src, released, ctx)
     if not slices:  # a sliced release keeps values exact; its loss is in the links, not the labels
@@ -123,19 +128,26 @@ def _selection(frag: Fragment, src: str, counts: str | None, ctx: RunContext) ->
         return Selection(cells, [q.column for q in frag.qis], "cnt"), int(ctx.scalar(total.from_(table(cells))) or 0)
     total = exp.select(exp.func("COALESCE", exp.Sum(this=col("n")), exp.Literal.number(0))).from_(table(counts))
     written = ctx.created_rows(src)  # the database's count of the copy's rows, where it told
+    selection = Selection(counts, [f"raw_{i}" for i in range(len(frag.qis))], "n")
     if written is not None:
-        rows, counted = written, int(ctx.scalar(total) or 0)
-    else:
-        row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
-                                   total.subquery()))
-        rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
+        # checked when the answer comes, before the stage ends: the release is measured meanwhile
+        ctx.later(total, check=lambda found: _agree(written, int((found[0][0] if found else 0) or 0)))
+        return selection, written
+    row = ctx.query(exp.select(exp.select(exp.Count(this=exp.Star())).from_(table(src)).subquery(),
+                               total.subquery()))
+    rows, counted = (int(v or 0) for v in row[0]) if row else (0, 0)
+    _agree(rows, counted)
+    return selection, rows
+
+
+def _agree(rows: int, counted: int) -> None:
+    """Refuse a release whose method counted other rows than the selection holds."""
     if rows != counted:
         # no counts in the message: a suppressing method's answer tells the selection's size
         # only with noise (the selection read through a view can change between its reads when
         # another connection writes to the table meanwhile)
         raise BackendError("the method's count of the selection differs from the selection's own (rows written to "
                            "the table while it was anonymized?): nothing was released; run it again")
-    return Selection(counts, [f"raw_{i}" for i in range(len(frag.qis))], "n"), rows
 
 
 def _reader(frag: Fragment, released: str, aggregated: tuple[str, ...], ctx: RunContext) -> Reader:
@@ -148,7 +160,7 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
              aggregated: tuple[str, ...], read: Reader) -> tuple[str, list[str], exp.Select]:
     """The released rows' frequency table (its QI columns named ``names``), and the query of
     the class statistics every criterion's aggregates read, measured in one GROUP BY
-    (``_statistics`` sends it)."""
+    (``verify`` sends it)."""
     aggs: dict[str, exp.Expression] = {
         "classes": exp.Count(this=exp.Star()),
         "rows": exp.Sum(this=exp.column("size")),
