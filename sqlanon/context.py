@@ -356,6 +356,8 @@ class RunContext:
         if self._pipeline is None:
             return
         try:
+            if failing:  # what is still queued is not needed: an interrupt may have come outside any wait
+                self.backend.cancel(self._conn)
             self.sync()
         except BackendError:
             if not failing:
@@ -369,12 +371,14 @@ class RunContext:
         statement has waited for its own)."""
         if self._pipe is None:
             return
+        answered = False
         try:
             self._pipe.sync()
+            answered = True
         except Exception as e:  # every driver has its own error tree
             raise self._refused(e) from e
-        finally:
-            self._release_queued()
+        finally:  # an interrupt in the wait too: no answer of a later query is read then
+            self._release_queued(answered)
 
     def _release_queued(self, answered: bool = True) -> None:
         """Close the cursors of what was queued; ``answered``: the sync succeeded, and the
@@ -683,24 +687,19 @@ class RunContext:
         """``select`` named as a temp view, computed wherever a statement reads it (an
         intermediate a loop's pass reads once), where the database has such views
         (Backend.view); None elsewhere: the caller keeps it in a table."""
-        name = self.temp_name(hint)
-        statement = self.backend.view(name, select)
-        if statement is None:
+        named = self._named(hint, lambda name: self.backend.view(name, select))
+        if named is None:
             return None
-        self.temp_tables.append(name)
-        self.created.append(name)
-        self.run(statement)
-        return name
+        self.run(named[1])
+        return named[0]
 
     def selection_view(self, hint: str, select: exp.Select) -> str | None:
         """The pushed-down selection ``select`` named as a temp view (Backend.selection_view),
         or None where the backend has none: the caller copies it (``create_temp``)."""
-        name = self.temp_name(hint)
-        statement = self.backend.selection_view(name, select)
-        if statement is None:
+        named = self._named(hint, lambda name: self.backend.selection_view(name, select))
+        if named is None:
             return None
-        self.temp_tables.append(name)
-        self.created.append(name)
+        name, statement = named
         self._views.add(name)
         self._created_rows.pop(name, None)  # a view writes no rows: counted where it is read
         known = self._known_columns(select)
@@ -708,6 +707,17 @@ class RunContext:
             self._columns[name] = known
         self.run(statement)
         return name
+
+    def _named(self, hint: str, make: Callable[[str], exp.Expression | None]) -> tuple[str, exp.Expression] | None:
+        """A new temp name and the statement ``make`` writes for it, the name kept to be dropped
+        with the run's tables; None where the backend writes none."""
+        name = self.temp_name(hint)
+        statement = make(name)
+        if statement is None:
+            return None
+        self.temp_tables.append(name)
+        self.created.append(name)
+        return name, statement
 
     def _drops(self, names: list[str]) -> list[exp.Expression]:
         """The statements that drop the temp tables ``names``, views among them."""

@@ -377,6 +377,11 @@ class Backend:
         statements up to each ``sync()`` of the object it yields run as one transaction."""
         return None
 
+    def cancel(self, connection: Any) -> None:
+        """Ask the server to stop the statement ``connection`` is still running (a failed run
+        leaving a pipeline whose statements it no longer needs, one of them perhaps waiting
+        for a lock); nothing where statements are never left running (no ``pipeline``)."""
+
     @contextmanager
     def stream(self, connection: Any, sql: str, size: int) -> Iterator[Any]:
         """A cursor that has run ``sql`` (a generated query) on ``connection`` and hands its rows

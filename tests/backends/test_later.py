@@ -2,12 +2,16 @@
 at the run's next wait, its check raised there, in the stage that sent it; elsewhere answered at once."""
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+import sqlalchemy as sa
 from sqlglot import exp
 
 from sqlanon.backends.connect import open_database
 from sqlanon.context import RunContext
-from sqlanon.errors import BackendError
+from sqlanon.errors import BackendError, Interrupted
 from sqlanon.sql.templates import col, table
 from tests.backends.test_worked_examples import PATIENT_COLS, PATIENT_POLICY, PATIENTS
 from tests.helpers import connect, load_table
@@ -69,3 +73,31 @@ def test_mondrian_refuses_cells_that_share_a_hash_key(db_url, monkeypatch):
             session.execute("SELECT age, zip, disease, nationality FROM patients", method="mondrian")
         monkeypatch.undo()
         assert session.execute("SELECT age, zip, disease, nationality FROM patients", method="mondrian").rows
+
+
+@pytest.mark.backends("postgresql")
+def test_an_interrupt_outside_any_wait_stops_what_the_pipeline_still_runs(db_url):
+    """Ctrl-C that lands in Python while a statement sent without waiting is blocked on a lock
+    (psycopg cancels only what it is waiting for itself): the run stops the statement and ends
+    at once, instead of waiting for the lock as it leaves the pipeline."""
+    load_table(db_url, "t", [("age", "int")], [(a,) for a in range(10)])
+    db = open_database(db_url)
+    locker = sa.create_engine(db_url).connect()
+    release = threading.Timer(30, locker.rollback)  # the test ends even where the run waits
+    try:
+        locker.execute(sa.text("LOCK TABLE t IN ACCESS EXCLUSIVE MODE"))
+        release.start()
+        started = time.monotonic()
+        with pytest.raises(Interrupted, match="nothing was released"):
+            with RunContext(db) as ctx:
+                ctx.later(_count("t"))  # queued: the server waits for the lock
+                time.sleep(0.2)
+                raise KeyboardInterrupt  # where the program is, not in a wait
+        assert time.monotonic() - started < 10
+        with RunContext(db) as ctx:  # the pool's connection serves the next run
+            locker.rollback()
+            assert ctx.scalar(_count("t")) == 10
+    finally:
+        release.cancel()
+        locker.close()
+        db.dispose()
