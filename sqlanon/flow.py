@@ -120,15 +120,15 @@ def _pushdown(method: Method, frag: Fragment, ctx: RunContext) -> list[str]:
     return [e.sql() for e in method.pushdown_columns(frag, ctx)]
 
 
-def _selection(method: Method, frag: Fragment, ctx: RunContext, copied: bool) -> tuple[str, bool]:
+def _selection(method: Method, frag: Fragment, ctx: RunContext, must_copy: bool) -> tuple[str, bool]:
     """The pushed-down rows, and whether they are a view: where the method reads them in one
     statement alone and nothing else reads them (a stored release pins them, linked persons are
     counted on them, the catalog's differencing check judges them before the method reads
-    them: ``copied``, so that what was judged is what is released), a view of the selection
+    them: ``must_copy``, so that what was judged is what is released), a view of the selection
     (Backend.selection_view) spares writing a copy to be read once; verify then counts the
     selection through it. Else a copy."""
     select = frag.select(ctx.backend, method.pushdown_columns(frag, ctx))
-    if not copied and not frag.persons and reads_rows_once(method, frag, ctx):
+    if not must_copy and not frag.persons and reads_rows_once(method, frag, ctx):
         view = ctx.selection_view("src", select)
         if view is not None:
             return view, True
@@ -168,11 +168,13 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             return _handed(columns, dp_rows, report, run, stream), ctx, chosen
         method = REGISTRY[chosen.method](req)
         recoder = store.into.recoder if store is not None else None
+        # what a recoder or the differencing check reads before the method must be what it reads
+        must_copy = recoder is not None or guard is not None
         with ctx.in_stage("pushdown"):
             frag = fragment(analysis, db)
             if recoder is not None:
                 frag = recoder.prepare(frag, chosen.method, ctx)
-            src, viewed = _selection(method, frag, ctx, copied=recoder is not None or guard is not None)
+            src, viewed = _selection(method, frag, ctx, must_copy)
             linked: list[str] = []
             if frag.persons:
                 req, linked = per_person(frag, src, req, ctx)
@@ -192,7 +194,7 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
                                        or viewed and not reads_rows_once(method, frag, ctx)):
                 with ctx.in_stage("pushdown"):  # the fallback reads other columns of the rows, or reads them again
                     ctx.drop(src)
-                    src, viewed = _selection(method, frag, ctx, copied=recoder is not None or guard is not None)
+                    src, viewed = _selection(method, frag, ctx, must_copy)
             with ctx.in_stage("anonymize"):
                 release = method.run(frag, src if recoder is None else recoder.narrow(frag, src, ctx), ctx)
                 if recoder is not None:

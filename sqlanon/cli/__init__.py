@@ -73,6 +73,9 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the command is, so that it cleans up as after Ctrl-C."""
 
 
+#: the handler that keeps SQLAlchemy's records from Python's last resort (added once)
+_QUIET = logging.NullHandler()
+
 #: SIGTERM's handler: raises _Terminated where the command is, and notes it (sqlanon.interrupts)
 _terminate = interrupts.raising(_Terminated)
 
@@ -88,6 +91,13 @@ class Command(click.Group):
             # cyclic collector's reach and a collection walks only what the command makes, whose
             # sqlglot trees are cycles (a Mondrian query on Adult: 0.93 -> 0.63 s of the process's CPU)
             gc.freeze()
+            if not os.environ.get("SQLANON_DEBUG"):
+                # SIGTERM cleans up as Ctrl-C does (the proxy installs its own shutdown); both are
+                # noted where they land, so that one SQLite swallowed inside a function is still
+                # told as such. Only here: a program that runs a command inside itself keeps its own
+                signal.signal(signal.SIGTERM, _terminate)
+                if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    signal.signal(signal.SIGINT, interrupts.raising(KeyboardInterrupt))
         return super().main(args, *rest, **options)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -197,14 +207,9 @@ def main(ctx: click.Context, reader_role: str, unrestricted: bool) -> None:
     """SQL-pushdown anonymizer: anonymized answers computed inside the database."""
     ctx.obj = {"reader_role": reader_role, "unrestricted": unrestricted}
     if not os.environ.get("SQLANON_DEBUG"):
-        # SIGTERM cleans up as Ctrl-C does (the proxy installs its own shutdown); both are noted
-        # where they land, so that one SQLite swallowed inside a function is still told as such
-        signal.signal(signal.SIGTERM, _terminate)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, interrupts.raising(KeyboardInterrupt))
         # SQLAlchemy logs what it swallows (a connection's close cut by a signal) with a
         # traceback, which Python's last-resort handler would print under the command's one line
-        logging.getLogger("sqlalchemy").addHandler(logging.NullHandler())
+        logging.getLogger("sqlalchemy").addHandler(_QUIET)
 
 
 def query_options(f):  # noqa: ANN001, ANN201 - a click decorator

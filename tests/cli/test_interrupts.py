@@ -250,7 +250,7 @@ def test_a_signal_during_the_commit_waits_and_says_the_release_was_stored(setup,
         signal.raise_signal(signal.SIGINT)  # as Ctrl-C, in the commit's first instant
 
     monkeypatch.setattr(RunContext, "hold_signals", hold_then_signal)
-    handler = signal.getsignal(signal.SIGINT)  # (the CLI's own, where a test ran it in this process)
+    handler = signal.getsignal(signal.SIGINT)  # whatever the process had
     with sqlanon.connect(setup.login, str(setup.policy), reader_role=setup.reader) as db:
         with pytest.raises(Interrupted) as e:
             db.materialize("people", into="people_anon", view="people_view")
