@@ -70,6 +70,12 @@ class ConnectionLost(BackendError):
     sqlstate = "08006"
 
 
+class SelectionChanged(BackendError):
+    """The method counted other rows than the selection holds when verify counted it: rows
+    written to the table between two reads of a selection read through a view, or a method
+    that lost rows. Nothing was released; the flow reads the selection once more into a copy."""
+
+
 class DatabaseLocked(BackendError):
     """Another connection holds what this run needs (a lock, a write transaction, the same
     release being stored): nothing was released; the same call may succeed later."""

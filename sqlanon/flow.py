@@ -23,7 +23,15 @@ from sqlanon.backends.connect import Database
 from sqlanon.backends.faults import fault
 from sqlanon.context import RunContext
 from sqlanon.dp import Spend, respond
-from sqlanon.errors import Interrupted, PolicyError, QueryRejected, ReleaseRefused, SqlanonError, SuppressionExceeded
+from sqlanon.errors import (
+    Interrupted,
+    PolicyError,
+    QueryRejected,
+    ReleaseRefused,
+    SelectionChanged,
+    SqlanonError,
+    SuppressionExceeded,
+)
 from sqlanon.finish.report import Report
 from sqlanon.finish.shuffle import prepare, shuffled, unordered
 from sqlanon.finish.store import Store, Target
@@ -202,8 +210,17 @@ def _run(db: Database, policy: Policy, sql: str, *, overrides: Overrides, live: 
             with ctx.in_stage("verify"):
                 # the method's counts describe the selection only when it ran on all of it
                 counts = release.counts if recoder is None else None
-                measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
-                                  release.bucket, counts, risk=risky and _risk_measurable(frag, release.slices))
+                try:
+                    measured = verify(frag, src, release.table, req, ctx, release.aggregated, release.slices,
+                                      release.bucket, counts, risk=risky and _risk_measurable(frag, release.slices))
+                except SelectionChanged:
+                    if not viewed:
+                        raise
+                    # another connection wrote to the table between the view's two reads: the
+                    # selection is read once more, into a copy, whose count is the database's own
+                    ctx.drop(release.table, src, *([release.counts] if release.counts is not None else []))
+                    src, viewed = _selection(method, frag, ctx, must_copy=True)
+                    continue
                 if release.counts is not None:
                     ctx.drop(release.counts)
                 if not live:

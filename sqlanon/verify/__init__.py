@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlanon.context import RunContext
 from sqlanon.criteria import Verdict, for_requirement
 from sqlanon.criteria.alpha import protected_flag
-from sqlanon.errors import BackendError, ReleaseRefused, SuppressionExceeded
+from sqlanon.errors import ReleaseRefused, SelectionChanged, SuppressionExceeded
 from sqlanon.metrics.arx import arx_measures, measures_statement
 from sqlanon.metrics.kl_divergence import Selection, divergences
 from sqlanon.metrics.sse import information_loss
@@ -146,8 +146,8 @@ def _agree(rows: int, counted: int) -> None:
         # no counts in the message: a suppressing method's answer tells the selection's size
         # only with noise (the selection read through a view can change between its reads when
         # another connection writes to the table meanwhile)
-        raise BackendError("the method's count of the selection differs from the selection's own (rows written to "
-                           "the table while it was anonymized?): nothing was released; run it again")
+        raise SelectionChanged("the method's count of the selection differs from the selection's own (rows written "
+                               "to the table while it was anonymized?): nothing was released; run it again")
 
 
 def _reader(frag: Fragment, released: str, aggregated: tuple[str, ...], ctx: RunContext) -> Reader:

@@ -124,3 +124,39 @@ def test_a_selection_the_differencing_check_judges_is_copied(db_url, backend):
     assert any("CREATE TEMPORARY VIEW" in s.sql for s in free.statements) == (backend == "postgresql")
     assert not any("CREATE TEMPORARY VIEW" in s.sql for s in guarded.statements)
     assert any(COPY.match(s.sql) for s in guarded.statements)
+
+
+@pytest.mark.backends("postgresql")
+def test_a_row_written_between_the_views_two_reads_is_read_again_from_a_copy(db_url, monkeypatch):
+    """The method reads the view once and verify counts it again: another connection's insert
+    between the two makes them differ. The run does not refuse a query that did nothing wrong:
+    it reads the selection once more, into a copy, and releases that, verified; every answer
+    holds the rows some single moment of the table had."""
+    from sqlanon.anonymize.alpha_k import AlphaK
+
+    rows = _rows()
+    load_table(db_url, "t", [("age", "int"), ("zone", "text"), ("answer", "text"), ("w", "text")], rows)
+    privacy = {"k": 4, "alpha": {"value": 0.4, "protect": ["yes"]}, "method": "alpha_k", "max_suppression": 1.0}
+    policy = {"tables": {"t": {**POLICY["tables"]["t"], "privacy": privacy}}}
+    writer = sa.create_engine(db_url, isolation_level="AUTOCOMMIT")
+    own, runs = AlphaK.run, []
+
+    def run(self, frag, src, ctx):  # noqa: ANN001, ANN202 - the method's own signature
+        release = own(self, frag, src, ctx)
+        # what the method read: a view (v) or a table (r)
+        runs.append(ctx.scalar(exp.select("relkind").from_("pg_class").where(
+            exp.column("relname").eq(exp.Literal.string(src)))))
+        with writer.connect() as c:  # a row as an application writes it, meanwhile
+            c.execute(sa.text("INSERT INTO t VALUES (21, 'a', 'no', :w)"), {"w": f"new{len(runs)}"})
+        return release
+
+    monkeypatch.setattr(AlphaK, "run", run)
+    try:
+        with connect(db_url, policy=policy) as db:
+            answer = db.execute("SELECT age, zone, answer FROM t")
+    finally:
+        writer.dispose()
+    assert runs == ["v", "r"]  # the view, then the copy
+    # the copy was made after the first insert, and verified: the release is all of its rows
+    assert answer.report.rows_in == len(rows) + 1 == len(answer.rows)
+    assert_alpha_k(answer.rows, qi=[0, 1], sens=2, k=4, alpha=0.4, protect=["yes"])
