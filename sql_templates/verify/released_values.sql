@@ -3,7 +3,7 @@
 -- value of its own in both).
 SELECT DENSE_RANK() OVER (ORDER BY :qis) AS cls, DENSE_RANK() OVER (ORDER BY v) AS vr, v, cnt
 FROM (
-  SELECT :qis_alias, :attr AS v, COUNT(*) AS cnt
+  SELECT :columns, COUNT(*) AS cnt
   FROM :released
-  GROUP BY :qis_group, :attr
+  GROUP BY :grouped
 ) AS g

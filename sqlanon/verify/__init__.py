@@ -188,10 +188,9 @@ def _classes(frag: Fragment, released: str, req: Requirement, ctx: RunContext,
         aggs["generalized"] = exp.Sum(this=exp.Case(
             ifs=[exp.If(this=exp.EQ(this=exp.column("at_root"), expression=exp.Literal.number(1)),
                         true=exp.column("size"))], default=exp.Literal.number(0)))
+    selected, grouped = _grouped([*qis, *([sv] if req.alpha else [])], [*names, *(["sv"] if req.alpha else [])], ctx)
     released_cells = ctx.create_temp("released_cells", render(
-        "verify/released_cells", qis=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis,
-        sv=[sv] if req.alpha else [], sv_alias=[exp.alias_(sv, "sv")] if req.alpha else [],
-        p=protected_flag(req.alpha, sv), released=released))
+        "verify/released_cells", columns=selected, grouped=grouped, p=protected_flag(req.alpha, sv), released=released))
     stats = "verify/class_stats_cells" if one_per_class else "verify/class_stats"
     return released_cells, names, render(stats, aggregates=[exp.alias_(e, n) for n, e in aggs.items()],
                                          qis=[col(n) for n in names], released_cells=released_cells, flags=flags)
@@ -278,6 +277,19 @@ def measure_table(frag: Fragment, req: Requirement, ctx: RunContext, numbers: tu
     return m
 
 
+def _grouped(values: list[exp.Expression], names: list[str],
+             ctx: RunContext) -> tuple[list[exp.Expr], list[exp.Expression]]:
+    """``values`` as a GROUP BY of them selects them (named ``names``), and what it groups on:
+    where a GROUP BY key costs more than an aggregate (Backend.fewer_group_keys), one injective
+    cell key of them all, each value then taken by MIN (MariaDB, Mondrian k=5's 1 M released
+    rows on six labels: 0.86-0.95 -> 0.73-0.80 s of server CPU); else the values themselves."""
+    be = ctx.backend
+    if values and be.fewer_group_keys and not be.hashed_cell_key:
+        return ([exp.alias_(exp.Min(this=v.copy()), n) for v, n in zip(values, names)],
+                [be.cell_key([v.copy() for v in values])])
+    return [exp.alias_(v, n) for v, n in zip(values, names)], values
+
+
 def _released_qis(frag: Fragment, aggregated: tuple[str, ...], read: Reader) -> list[exp.Expression]:
     """The released quasi-identifiers as an attacker compares them: labels byte for byte,
     group means as numbers."""
@@ -291,9 +303,10 @@ def _distribution_tables(attribute: str, index: int, frag: Fragment, released: s
     attr = read.text(attribute) if attribute in frag.text_columns else col(attribute)
     qis = _released_qis(frag, aggregated, read)  # as the class statistics read them
     names = [f"_q{i}" for i in range(len(qis))]
+    selected, grouped = _grouped([*qis, attr], [*names, "v"], ctx)
     counts = ctx.create_temp(f"released_values_{index}", render(
         "verify/released_values", qis=[col(n) for n in names] or [exp.Literal.number(1)],
-        qis_alias=[exp.alias_(q, n) for q, n in zip(qis, names)], qis_group=qis, attr=attr, released=released))
+        columns=selected, grouped=grouped, released=released))
     whole = ctx.create_temp(f"released_whole_{index}", render("verify/released_whole", counts=counts))
     return counts, whole
 
