@@ -115,6 +115,9 @@ class RunContext:
     _columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: the temp tables among ``temp_tables`` that are views of the selection (``selection_view``)
     _views: set[str] = field(default_factory=set)
+    #: the names among ``temp_tables`` of a selection never written (Backend.inline_selection):
+    #: each statement that reads one reads its select, as a derived table under the name
+    _inline: dict[str, exp.Select] = field(default_factory=dict)
     #: the run sends no statement of the pipeline (a pass-through): its connection has the
     #: login's own identity from the start (sqlanon.access)
     restricted: bool = False
@@ -461,10 +464,24 @@ class RunContext:
             return statement.sql
         if key is not None and key in self._rendered:
             return self._rendered[key]
-        sql = self.backend.render(statement() if callable(statement) else statement)
+        tree = statement() if callable(statement) else statement
+        sql = self.backend.render(self._inlined(tree) if self._inline else tree)
         if key is not None:
             self._rendered[key] = sql
         return sql
+
+    def _inlined(self, tree: exp.Expression) -> exp.Expression:
+        """``tree`` with every table it reads of the selections never written (``_inline``)
+        replaced by their select, a derived table under the table's name or alias."""
+        if not any(t.name in self._inline and not t.args.get("db") for t in tree.find_all(exp.Table)):
+            return tree
+
+        def swap(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and node.name in self._inline and not node.args.get("db"):
+                return self._inline[node.name].subquery(node.alias_or_name)
+            return node
+
+        return tree.transform(swap)
 
     def execute(self, statement: Build, key: Hashable | None = None) -> Any:
         """Run one generated statement; returns the cursor (None in a static explain)."""
@@ -695,10 +712,11 @@ class RunContext:
 
     def selection_view(self, hint: str, select: exp.Select) -> str | None:
         """The pushed-down selection ``select`` named as a temp view (Backend.selection_view),
-        or None where the backend has none: the caller copies it (``create_temp``)."""
+        or as a select each statement reads in its place (Backend.inline_selection), or None
+        where the backend has neither: the caller copies it (``create_temp``)."""
         named = self._named(hint, lambda name: self.backend.selection_view(name, select))
         if named is None:
-            return None
+            return self._inline_selection(hint, select) if self.backend.inline_selection else None
         name, statement = named
         self._views.add(name)
         self._created_rows.pop(name, None)  # a view writes no rows: counted where it is read
@@ -706,6 +724,17 @@ class RunContext:
         if known is not None:
             self._columns[name] = known
         self.run(statement)
+        return name
+
+    def _inline_selection(self, hint: str, select: exp.Select) -> str:
+        """The selection named by no statement (Backend.inline_selection): each statement that
+        reads the name reads ``select`` in its place (``_inlined``); none drops it (``_drops``)."""
+        name = self.temp_name(hint)
+        self.temp_tables.append(name)
+        self._inline[name] = select
+        known = self._known_columns(select)
+        if known is not None:
+            self._columns[name] = known
         return name
 
     def _named(self, hint: str, make: Callable[[str], exp.Expression | None]) -> tuple[str, exp.Expression] | None:
@@ -721,6 +750,9 @@ class RunContext:
 
     def _drops(self, names: list[str]) -> list[exp.Expression]:
         """The statements that drop the temp tables ``names``, views among them."""
+        for name in [n for n in names if n in self._inline]:
+            names = [n for n in names if n != name]
+            del self._inline[name]
         views = [n for n in names if n in self._views]
         self._views.difference_update(views)
         return [*self.backend.drop_temp_tables([n for n in names if n not in views]),

@@ -192,6 +192,11 @@ class Backend:
         table serves better: every database here but Spark, whose every table is a job."""
         return None
 
+    #: where ``selection_view`` has no view, the selection a method reads in one statement is
+    #: not copied either: each statement that reads it reads the select in its place, as a
+    #: derived table (RunContext.selection_view); verify then counts it through the select
+    inline_selection: ClassVar[bool] = False
+
     def selection_view(self, name: str, select: exp.Select) -> exp.Expression | None:
         """The statement that names the pushed-down selection as a temp view, for a method that
         reads its rows in one statement (Method.reads_rows_once): that statement then reads the

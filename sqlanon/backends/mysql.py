@@ -70,6 +70,10 @@ class MySQLBackend(Backend):
     # round the key is an expression of the joined table, which no hash serves (a nested loop
     # over 1 M x 50 k, stopped after 14 min)
     line_join = "STRAIGHT_JOIN"
+    # no temporary views; the selection a method reads once is read where it is grouped: at
+    # 1 M rows the copy and the frequency table grouped from it 1.31 + 0.51-0.53 s of server
+    # CPU, the frequency table grouped from the protected table's select 1.44-1.47 s
+    inline_selection = True
 
     def __init__(self, server_version: str = ""):
         super().__init__(server_version)
