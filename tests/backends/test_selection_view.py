@@ -136,12 +136,12 @@ def test_a_selection_the_differencing_check_judges_is_copied(db_url, backend):
     assert any(COPY.match(s.sql) for s in guarded.statements)
 
 
-@pytest.mark.backends("postgresql")
-def test_a_row_written_between_the_views_two_reads_is_read_again_from_a_copy(db_url, monkeypatch):
-    """The method reads the view once and verify counts it again: another connection's insert
-    between the two makes them differ. The run does not refuse a query that did nothing wrong:
-    it reads the selection once more, into a copy, and releases that, verified; every answer
-    holds the rows some single moment of the table had."""
+@pytest.mark.backends("postgresql", "mysql")
+def test_a_row_written_between_the_views_two_reads_is_read_again_from_a_copy(db_url, backend, monkeypatch):
+    """The method reads the view (MariaDB: the select in its place) once and verify counts it
+    again: another connection's insert between the two makes them differ. The run does not
+    refuse a query that did nothing wrong: it reads the selection once more, into a copy, and
+    releases that, verified; every answer holds the rows some single moment of the table had."""
     from sqlanon.anonymize.alpha_k import AlphaK
 
     rows = _rows()
@@ -153,9 +153,12 @@ def test_a_row_written_between_the_views_two_reads_is_read_again_from_a_copy(db_
 
     def run(self, frag, src, ctx):  # noqa: ANN001, ANN202 - the method's own signature
         release = own(self, frag, src, ctx)
-        # what the method read: a view (v) or a table (r)
-        runs.append(ctx.scalar(exp.select("relkind").from_("pg_class").where(
-            exp.column("relname").eq(exp.Literal.string(src)))))
+        # what the method read: a view (v), the select itself (s) or a table (r)
+        if backend == "postgresql":
+            runs.append(ctx.scalar(exp.select("relkind").from_("pg_class").where(
+                exp.column("relname").eq(exp.Literal.string(src)))))
+        else:
+            runs.append("s" if "FROM `t`" in ctx.write_ahead(exp.select(exp.Star()).from_(src)).sql else "r")
         with writer.connect() as c:  # a row as an application writes it, meanwhile
             c.execute(sa.text("INSERT INTO t VALUES (21, 'a', 'no', :w)"), {"w": f"new{len(runs)}"})
         return release
@@ -166,7 +169,8 @@ def test_a_row_written_between_the_views_two_reads_is_read_again_from_a_copy(db_
             answer = db.execute("SELECT age, zone, answer FROM t")
     finally:
         writer.dispose()
-    assert runs == ["v", "r"]  # the view, then the copy
+    assert runs == ["v" if backend == "postgresql" else "s", "r"]  # the view, then the copy
     # the copy was made after the first insert, and verified: the release is all of its rows
-    assert answer.report.rows_in == len(rows) + 1 == len(answer.rows)
+    # (the report's rows in are noised where the method may withhold rows: not compared)
+    assert len(answer.rows) == len(rows) + 1
     assert_alpha_k(answer.rows, qi=[0, 1], sens=2, k=4, alpha=0.4, protect=["yes"])
