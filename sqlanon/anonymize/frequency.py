@@ -93,11 +93,12 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, ke
     values = [col(q.column) for q in frag.qis] + ([sv] if sv is not None else [])
     on_values = be.hashed_cell_key or not keyed
     grouped = values if on_values else []
-    picked = values if on_values else [exp.Min(this=v) for v in values]
+    picked = values if on_values else [be.fixed_value(v) for v in values]
     key = col("_sa_key") if keyed else exp.cast(exp.null(), "BIGINT")
+    p = lit(0) if flag is None else exp.Min(this=flag) if on_values else be.fixed_value(flag)
     counted = ctx.create_temp("counted", render(
         "anonymize/cells", src=src, qis=[exp.alias_(v, f"raw_{i}") for i, v in enumerate(picked[:len(frag.qis)])],
-        sv=picked[-1] if sv is not None else lit(0), p=exp.Min(this=flag) if flag is not None else lit(0), key=key,
+        sv=picked[-1] if sv is not None else lit(0), p=p, key=key,
         keys=[col("_sa_key")] if keyed else [], grouped=grouped))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}

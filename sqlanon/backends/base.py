@@ -130,6 +130,11 @@ class Backend:
         (``text_at_declared_width``): the caller has measured that no value is wider."""
         return self.binary_text(e)
 
+    def fixed_value(self, e: exp.Expression) -> exp.Expression:
+        """``e`` as a select grouped on a key that fixes it (every row of a group holds the same
+        bytes: the key is an injective function of it) reads it: MIN(e) in standard SQL."""
+        return exp.Min(this=e)
+
     def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
         """A query whose one row says, per column of table ``name``, whether binary_text would leave
         its values as they are (1) or convert them (0); None where the conversion costs nothing

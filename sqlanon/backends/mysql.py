@@ -124,6 +124,13 @@ class MySQLBackend(Backend):
                                expressions=[exp.DataTypeParam(this=exp.Literal.number(max(chars, 1)))])
         return exp.Collate(this=exp.Cast(this=e, to=utf8mb4), expression=exp.Var(this=self.binary_collation))
 
+    def fixed_value(self, e: exp.Expression) -> exp.Expression:
+        # a column not grouped on is read from one row of its group (ONLY_FULL_GROUP_BY is off
+        # for the session: session_setup), where MIN compares every row's value under its
+        # collation: the (α,k) frequency table of 1 M rows on its cell key, with nine values
+        # taken, 1.37-1.41 s of server CPU with MIN, 1.04 s without
+        return e
+
     def byte_exact_probe(self, name: str, columns: list[str]) -> exp.Select | None:
         # COLLATION() of a column names its declared collation, which implies the character set
         # (one row read; none in an empty table, whose columns are then converted for nothing)
@@ -322,10 +329,11 @@ class MySQLBackend(Backend):
         return [f"GRANT SELECT ON {self.ident(name)} TO CURRENT_USER"]
 
     def session_setup(self, cursor: Any) -> None:
-        # sqlglot writes backticks and backslash escapes: make sure the server reads them so.
+        # sqlglot writes backticks and backslash escapes: make sure the server reads them so;
+        # a column a group's key fixes is read without an aggregate (fixed_value)
         cursor.execute(
-            "SET SESSION sql_mode = REPLACE(REPLACE(@@sql_mode, 'ANSI_QUOTES', ''), "
-            "'NO_BACKSLASH_ESCAPES', '')"
+            "SET SESSION sql_mode = REPLACE(REPLACE(REPLACE(@@sql_mode, 'ANSI_QUOTES', ''), "
+            "'NO_BACKSLASH_ESCAPES', ''), 'ONLY_FULL_GROUP_BY', '')"
         )
         if self.is_mariadb:
             # Pipeline temp tables carry no indexes: allow hash joins (BNLH) instead of block
