@@ -240,3 +240,31 @@ def test_session_caps_are_built_as_statements_of_known_names(db_url):
                         ("tmp_table_size", -1), ("tmp_table_size", True)):
         with pytest.raises(BackendError):
             set_cap(name, value)  # type: ignore[arg-type]
+
+
+@pytest.mark.backends("mysql")
+def test_a_server_that_asks_for_full_group_by_still_releases(db_url):
+    """The frequency tables read each value their cell key fixes without an aggregate
+    (Backend.fixed_value), which ONLY_FULL_GROUP_BY refuses: the session turns it off whatever
+    the server's own mode, and the release is what it would be."""
+    import sqlalchemy as sa
+
+    rows = [(20 + i % 7, f"z{i % 3}", "yes" if i % 4 == 0 else "no") for i in range(200)]
+    load_table(db_url, "g", [("age", "int"), ("zone", "text"), ("answer", "text")], rows)
+    policy = {"tables": {"g": {
+        "quasi_identifiers": {"age": {"type": "interval", "levels": [5, 10]}, "zone": {"type": "suppress"}},
+        "sensitive": {"answer": {}},
+        "privacy": {"k": 4, "alpha": {"value": 0.5, "protect": ["yes"]}, "method": "alpha_k", "max_suppression": 1}}}}
+    engine = sa.create_engine(db_url)
+    with engine.connect() as c:
+        before = c.exec_driver_sql("SELECT @@GLOBAL.sql_mode").scalar()
+        c.execute(sa.text("SET GLOBAL sql_mode = :m"), {"m": f"{before},ONLY_FULL_GROUP_BY".lstrip(",")})
+    try:
+        with connect(db_url, policy=policy) as db:
+            res = db.execute("SELECT age, zone, answer FROM g")
+    finally:
+        with engine.connect() as c:
+            c.execute(sa.text("SET GLOBAL sql_mode = :m"), {"m": before})
+        engine.dispose()
+    assert len(res.rows) == len(rows)
+    assert_alpha_k(res.rows, qi=[0, 1], sens=2, k=4, alpha=0.5, protect=["yes"])
