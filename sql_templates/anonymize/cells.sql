@@ -11,9 +11,10 @@
 -- integer: PostgreSQL sums those as 64-bit integers, not as NUMERIC (the search's windows ran
 -- ~5 % faster at 1 M rows); a cell of more than 2^31 - 1 rows fails loudly, never truncated.
 -- Rows without a key (:keys empty, :key NULL: frequency.build's keyed) are grouped on the values.
+-- :carried are columns of the rows kept as they are (x_<j>) and grouped on too (frequency.build).
 -- :p is the rows' α flag (MIN, or the one value the key fixes: Backend.fixed_value), or the
 -- constant 0 where they store none (without α); :sv the
 -- constant 0 where they store no sensitive value, and then no part of the grouping.
-SELECT ROW_NUMBER() OVER () AS cell, :key AS k, :qis, :sv AS sv, :p AS p, CAST(COUNT(*) AS INT) AS n
+SELECT ROW_NUMBER() OVER () AS cell, :key AS k, :qis, :carried, :sv AS sv, :p AS p, CAST(COUNT(*) AS INT) AS n
 FROM :src
 GROUP BY :keys, :grouped

@@ -5,9 +5,10 @@
 -- the cuts. They are closed as those parts at once, each named by its least cell number negated
 -- (the passes number partitions from 1 up). The partitions are found among the few rows of
 -- :extents (every open partition has one), then their cells: a pass that closes none reads no cell.
+-- Their rows and positions go with them (mondrian/members.sql).
 SELECT c.cell,
        CASE WHEN e.least >= :k THEN -MIN(c.cell) OVER (PARTITION BY c.pid, :positions) ELSE c.pid END AS pid,
-       c.depth
+       c.depth, c.n, :positions
 FROM :cur AS c
 JOIN (
   SELECT e.pid, e.least

@@ -54,8 +54,9 @@ class Frequency:
     counted: str
     #: one row per cell: cell, k, sv, p and n of ``counted`` (not the stored QI values: nothing
     #: reads them after the labels), g_<qi>_<level> (labels), c_<qi>_<level> (their dense
-    #: integer codes, NULL → 0), svc (the sensitive value's dense integer code, NULL → 0), and
-    #: where asked for o_<qi> (the cell's position along the attribute: a dense rank of its value)
+    #: integer codes, NULL → 0), svc (the sensitive value's dense integer code, NULL → 0),
+    #: where asked for o_<qi> (the cell's position along the attribute: a dense rank of its
+    #: value), and x_<j>: the stored value of ``build``'s j-th carried column
     cells: str
     #: (qi, level) of every coded label, in order
     coded: list[tuple[int, int]]
@@ -77,10 +78,14 @@ class Frequency:
                           exp.alias_(col("svc"), "sv")).from_(table(self.cells))
 
 
-def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, keyed: bool = True) -> Frequency:
+def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, keyed: bool = True,
+          carried: tuple[str, ...] = ()) -> Frequency:
     """``positions``: the cells get o_<qi> (Mondrian cuts along them, SABRE sorts by them).
     ``keyed=False``: the rows carry no cell key (pushdown_columns), so the cells are grouped on
-    the values alone and their k is NULL: nothing joins the rows to them."""
+    the values alone and their k is NULL: nothing joins the rows to them. ``carried``: columns
+    of the rows the cells are grouped on as well and keep (x_<j>), so that a release of them can
+    be written from the cells (Mondrian k alone); only without a key, which does not encode them."""
+    assert not (carried and keyed), "a cell key does not encode the carried columns"
     be = ctx.backend
     hs = [q.hierarchy for q in frag.qis]
     stored = ctx.columns(src)
@@ -98,12 +103,14 @@ def build(frag: Fragment, src: str, ctx: RunContext, positions: bool = False, ke
     p = lit(0) if flag is None else exp.Min(this=flag) if on_values else be.fixed_value(flag)
     counted = ctx.create_temp("counted", render(
         "anonymize/cells", src=src, qis=[exp.alias_(v, f"raw_{i}") for i, v in enumerate(picked[:len(frag.qis)])],
+        carried=[exp.alias_(col(c), f"x_{j}") for j, c in enumerate(carried)],
         sv=picked[-1] if sv is not None else lit(0), p=p, key=key,
-        keys=[col("_sa_key")] if keyed else [], grouped=grouped))
+        keys=[col("_sa_key")] if keyed else [], grouped=grouped + [col(c) for c in carried]))
     coded = [(i, lv) for i, h in enumerate(hs) for lv in range(h.height)]
     domains = {i: ctx.create_temp(f"domain_{i}", _domain(i, h, counted, be, positions)) for i, h in enumerate(hs)}
-    cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions))
-    ctx.analyze(cells, "cell", "k")  # joined to the full rows by the release
+    cells = ctx.create_temp("cells", _labelled(counted, domains, hs, positions, len(carried)))
+    if not carried:  # joined to the full rows by the release (not where it is written from the cells)
+        ctx.analyze(cells, "cell", "k")
     # the largest codes from the few domain rows, and where the key is a hash its check: grouped
     # on the key alone, the cells cannot show a key twice
     shared = exp.select(exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Count(
@@ -153,14 +160,16 @@ def _domain(i: int, h: Hierarchy, counted: str, be: Backend, positions: bool) ->
                   position=position)
 
 
-def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy], positions: bool) -> exp.Select:
+def _labelled(counted: str, domains: dict[int, str], hs: list[Hierarchy], positions: bool,
+              carried: int) -> exp.Select:
     """The cells with each quasi-identifier's labels (g_<qi>_<level>), codes (c_<qi>_<level>)
     and position (o_<qi>) from its domain table: one hash join per attribute on the stored
     value, and for cells without one (no equality finds NULL) the domain's NULL row, read once
     by an uncorrelated subquery (a join to it is a nested loop on MariaDB). The sensitive value's
-    code (svc) comes from a small lookup, a sort of its few distinct values, not of the cells."""
+    code (svc) comes from a small lookup, a sort of its few distinct values, not of the cells.
+    The ``carried`` columns x_<j> pass through as they are."""
     lookup = render("anonymize/code_lookup", g=col("sv"), cells=counted).subquery("s", copy=False)
-    q = exp.select(*[col(c, "c") for c in ("cell", "k", "sv", "p", "n")],
+    q = exp.select(*[col(c, "c") for c in ("cell", "k", "sv", "p", "n", *(f"x_{j}" for j in range(carried)))],
                    exp.alias_(exp.func("COALESCE", col("code", "s"), lit(0)), "svc")) \
         .from_(table(counted, "c")).join(lookup, join_type="left", on=col("v", "s").eq(col("sv", "c")), copy=False)
     for i, name in domains.items():

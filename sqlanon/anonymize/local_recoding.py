@@ -241,7 +241,7 @@ class LocalRecoding:
 
         shared, labels, levels = class_labels(hs, be)
         labelled = ctx.create_temp("labels", render("mondrian/labels", cur=parts, codes=codes, cells=freq.cells,
-                                                    shared=shared, labels=labels, levels=levels))
+                                                    shared=shared, labels=labels, levels=levels, rows=col("n", "o")))
         columns = []
         for c in frag.columns:
             at = next((j for j, q in enumerate(frag.qis) if q.column == c), None)

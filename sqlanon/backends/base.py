@@ -210,6 +210,13 @@ class Backend:
         the pipeline's identity, can read no row through it; None: the selection is copied."""
         return None
 
+    @property
+    def views_selection(self) -> bool:
+        """Whether ``selection_view`` names a selection as a view here: a method whose release
+        may be written from its cells at the price of wider cells (Mondrian k alone) does so
+        only where the rows are then read once and not copied."""
+        return self.selection_view("_sa_probe", exp.select(exp.Literal.number(1))) is not None
+
     def row_series(self, lo: exp.Expression, hi: exp.Expression) -> exp.Expression | None:
         """A function that, placed in FROM after a table, gives each of its rows one row per
         integer from ``lo`` to ``hi`` (its columns): a release plan's range is then written as
