@@ -80,6 +80,27 @@ def test_a_selection_read_once_is_a_view_and_releases_what_its_copy_does(db_url,
         assert_alpha_k(viewed.rows, qi=[0, 1], sens=2, k=4, alpha=None)
 
 
+def test_mondrian_k_of_the_quasi_identifiers_alone_reads_them_once(db_url, backend, monkeypatch):
+    """Mondrian k alone releasing the quasi-identifiers alone: its cells are the QI tuples, so
+    the release is written from them and PostgreSQL reads the selection through a view; the
+    rows are those of the copy, every class of k rows or more."""
+    rows = _rows()
+    load_table(db_url, "t", [("age", "int"), ("zone", "text"), ("answer", "text"), ("w", "text")], rows)
+    policy = {"tables": {"t": {**POLICY["tables"]["t"], "privacy": {"k": 4, "method": "mondrian",
+                                                                     "max_suppression": 1.0}}}}
+    sql = "SELECT age, zone FROM t"
+    with connect(db_url, policy=policy) as db:
+        ran = db.explanation(sql, analyze=True)
+        viewed = db.execute(sql)
+    assert any("CREATE TEMPORARY VIEW" in s.sql for s in ran.statements) == (backend == "postgresql")
+    monkeypatch.setattr(PostgresBackend, "selection_view", Backend.selection_view)
+    with connect(db_url, policy=policy) as db:
+        copied = db.execute(sql)
+    assert Counter(map(tuple, viewed.rows)) == Counter(map(tuple, copied.rows))
+    assert len(viewed.rows) == len(rows)
+    assert min(Counter(map(tuple, viewed.rows)).values()) >= 4
+
+
 @pytest.mark.parametrize("privacy", [
     {"k": 4, "alpha": {"value": 0.4, "protect": ["yes"]}, "method": "alpha_k", "max_suppression": 1.0},
     {"k": 4, "method": "mondrian", "max_suppression": 1.0}], ids=["alpha_k", "mondrian_k"])
