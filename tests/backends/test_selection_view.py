@@ -165,7 +165,9 @@ def test_a_selection_the_differencing_check_judges_is_copied(db_url, backend, pr
     if "alpha" not in privacy:  # Mondrian draws nothing at random
         assert Counter(map(tuple, free_rows.rows)) == Counter(map(tuple, guarded_rows.rows))
     assert any("CREATE TEMPORARY VIEW" in s.sql for s in free.statements) == (backend == "postgresql")
-    assert any(COPY.match(s.sql) for s in free.statements) == (backend == "sqlite")
+    # MariaDB reads (α,k)'s selection in its place; Mondrian k alone reads it once only through a view
+    assert any(COPY.match(s.sql) for s in free.statements) == (backend == "sqlite" or backend == "mysql"
+                                                              and "alpha" not in privacy)
     assert not any("CREATE TEMPORARY VIEW" in s.sql for s in guarded.statements)
     assert any(COPY.match(s.sql) for s in guarded.statements)
 
