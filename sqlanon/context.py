@@ -648,9 +648,7 @@ class RunContext:
         self._created_rows.pop(name, None)  # a table made again under its name counts anew
         self._columns.pop(name, None)
         if isinstance(select, exp.Select):
-            known = self._known_columns(select)
-            if known is not None:
-                self._columns[name] = known
+            self._remember_columns(name, select)
         # a view of the selection is planned on the protected table's statistics (Backend.hash_grouped)
         grouped = bool(self._views) and isinstance(select, exp.Expression) and \
             any(t.name in self._views for t in select.find_all(exp.Table))
@@ -720,9 +718,7 @@ class RunContext:
         name, statement = named
         self._views.add(name)
         self._created_rows.pop(name, None)  # a view writes no rows: counted where it is read
-        known = self._known_columns(select)
-        if known is not None:
-            self._columns[name] = known
+        self._remember_columns(name, select)
         self.run(statement)
         return name
 
@@ -732,10 +728,14 @@ class RunContext:
         name = self.temp_name(hint)
         self.temp_tables.append(name)
         self._inline[name] = select
+        self._remember_columns(name, select)
+        return name
+
+    def _remember_columns(self, name: str, select: exp.Select) -> None:
+        """Keep the columns of ``name`` where its select tells them (``_known_columns``)."""
         known = self._known_columns(select)
         if known is not None:
             self._columns[name] = known
-        return name
 
     def _named(self, hint: str, make: Callable[[str], exp.Expression | None]) -> tuple[str, exp.Expression] | None:
         """A new temp name and the statement ``make`` writes for it, the name kept to be dropped
@@ -750,9 +750,10 @@ class RunContext:
 
     def _drops(self, names: list[str]) -> list[exp.Expression]:
         """The statements that drop the temp tables ``names``, views among them."""
-        for name in [n for n in names if n in self._inline]:
-            names = [n for n in names if n != name]
+        inlined = [n for n in names if n in self._inline]
+        for name in inlined:
             del self._inline[name]
+        names = [n for n in names if n not in inlined]
         views = [n for n in names if n in self._views]
         self._views.difference_update(views)
         return [*self.backend.drop_temp_tables([n for n in names if n not in views]),
